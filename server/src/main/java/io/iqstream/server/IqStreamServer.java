@@ -1,0 +1,170 @@
+package io.iqstream.server;
+
+import io.iqstream.server.admission.MemoryBudget;
+import io.iqstream.server.admission.MemoryPlan;
+import io.iqstream.server.auth.AuthSettings;
+import io.iqstream.server.auth.Authorizer;
+import io.iqstream.server.config.ServerConfig;
+import io.iqstream.server.http.IqStreamInitializer;
+import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.run.RunRegistry;
+import io.iqstream.server.worker.Transport;
+import io.iqstream.server.worker.Worker;
+import io.iqstream.server.worker.Workers;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.EventExecutor;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The running server: one acceptor thread, one worker loop per CPU (each owning the runs hashed to it), and the
+ * listening socket. {@link #start} binds and returns; {@link #drain} and {@link #close} stop it.
+ */
+public final class IqStreamServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(IqStreamServer.class);
+
+    private final ServerContext context;
+    private final EventLoopGroup acceptor;
+    private final EventLoopGroup workerGroup;
+    private final Channel listener;
+    private final Transport transport;
+    private volatile boolean closed;
+
+    private IqStreamServer(ServerContext context, EventLoopGroup acceptor, EventLoopGroup workerGroup,
+            Channel listener, Transport transport) {
+        this.context = context;
+        this.acceptor = acceptor;
+        this.workerGroup = workerGroup;
+        this.listener = listener;
+        this.transport = transport;
+    }
+
+    /** Builds every part from {@code config}, binds, and returns the running server. */
+    public static IqStreamServer start(ServerConfig config) throws InterruptedException {
+        Transport transport = Transport.select(config.transport());
+        long budgetBytes = config.memoryBudgetBytes() > 0 ? config.memoryBudgetBytes()
+                : MemoryPlan.detect().budgetBytes();
+        MemoryBudget budget = new MemoryBudget(budgetBytes);
+        Metrics metrics = new Metrics();
+        Authorizer authorizer = Authorizer.create(new AuthSettings(config.authEnabled(), config.jwtSecret(),
+                config.jwtPublicKey(), config.jwks(), config.jwtIssuer(), config.jwtAudience(), Duration.ofSeconds(30),
+                100_000));
+        EventLoopGroup acceptor = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("iqstream-accept"),
+                transport.ioHandlerFactory());
+        EventLoopGroup workerGroup = new MultiThreadIoEventLoopGroup(config.workers(),
+                new DefaultThreadFactory("iqstream-worker"), transport.ioHandlerFactory());
+        ByteBufAllocator allocator = PooledByteBufAllocator.DEFAULT;
+        List<Worker> workers = new ArrayList<>();
+        int i = 0;
+        for (EventExecutor e : workerGroup) {
+            EventLoop loop = (EventLoop) e;
+            workers.add(new Worker(i++, loop, new RunRegistry(loop, config, budget, metrics, allocator)));
+        }
+        ServerContext context = new ServerContext(config, new Workers(workers), authorizer, metrics, budget);
+        ServerBootstrap bootstrap = new ServerBootstrap()
+                .group(acceptor, workerGroup)
+                .channel(transport.serverChannelClass())
+                .option(ChannelOption.SO_BACKLOG, 4096)
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.ALLOCATOR, allocator)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
+                .childHandler(new IqStreamInitializer(context));
+        Channel listener;
+        try {
+            listener = bootstrap.bind(config.host(), config.port()).sync().channel();
+        } catch (Exception e) {
+            acceptor.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            workerGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            throw e;
+        }
+        IqStreamServer server = new IqStreamServer(context, acceptor, workerGroup, listener, transport);
+        LOG.info("{} workers, {} transport, auth {}, memory budget {} MiB", config.workers(), transport.name(),
+                config.authEnabled() ? authorizer.describe() : "OFF", budgetBytes >> 20);
+        return server;
+    }
+
+    public int port() {
+        return ((InetSocketAddress) listener.localAddress()).getPort();
+    }
+
+    public String transportName() {
+        return transport.name();
+    }
+
+    public ServerContext context() {
+        return context;
+    }
+
+    /** Stops taking new runs and waits until the open ones end or {@code timeoutMs} passes. */
+    public void drain(long timeoutMs) throws InterruptedException {
+        context.startDraining();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (true) {
+            int open = openRuns();
+            if (open == 0) {
+                LOG.info("drained: no open runs");
+                return;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                LOG.warn("drain timeout: {} runs still open", open);
+                return;
+            }
+            Thread.sleep(100);
+        }
+    }
+
+    /** Open (not ended) runs on all workers, counted on each worker's own loop. */
+    public int openRuns() {
+        int total = 0;
+        Workers ws = context.workers();
+        for (int i = 0; i < ws.size(); i++) {
+            Worker w = ws.get(i);
+            CompletableFuture<Integer> f = new CompletableFuture<>();
+            w.loop().execute(() -> f.complete(w.registry().openRuns()));
+            total += f.join();
+        }
+        return total;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        listener.close().syncUninterruptibly();
+        if (context.demo() != null) {
+            context.demo().close();
+        }
+        Workers ws = context.workers();
+        for (int i = 0; i < ws.size(); i++) {
+            Worker w = ws.get(i);
+            if (!w.loop().isShuttingDown()) {
+                w.loop().submit(() -> w.registry().dropAll()).syncUninterruptibly();
+            }
+        }
+        acceptor.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    /** Installs the demo site (needs the bound port). */
+    void demo(io.iqstream.server.demo.DemoSite site) {
+        context.demo(site);
+    }
+}

@@ -1,0 +1,131 @@
+package io.iqstream.server;
+
+import io.iqstream.server.auth.DevCredentials;
+import io.iqstream.server.auth.TokenMinter;
+import io.iqstream.server.config.ConfigException;
+import io.iqstream.server.config.ConfigParser;
+import io.iqstream.server.config.ServerConfig;
+import io.iqstream.server.demo.DemoSite;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+
+/** {@code iqstream serve [flags]}: parses flags, starts the server, prints where it listens, drains on SIGTERM. */
+public final class Main {
+    public static final String VERSION = "0.1.0";
+
+    private Main() {}
+
+    public static void main(String[] args) throws Exception {
+        String[] rest = args;
+        if (args.length > 0 && args[0].equals("serve")) {
+            rest = Arrays.copyOfRange(args, 1, args.length);
+        } else if (args.length > 0 && (args[0].equals("--version") || args[0].equals("version"))) {
+            System.out.println("iqstream " + VERSION);
+            return;
+        } else if (args.length == 0 || !args[0].startsWith("--")) {
+            System.out.print(ConfigParser.help());
+            System.exit(args.length == 0 || args[0].equals("help") ? 0 : 2);
+            return;
+        }
+        if (Arrays.asList(rest).contains("--help") || Arrays.asList(rest).contains("-h")) {
+            System.out.print(ConfigParser.help());
+            return;
+        }
+        ServerConfig config;
+        try {
+            config = ConfigParser.parse(rest, System.getenv());
+        } catch (ConfigException e) {
+            System.err.println("iqstream: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", config.logLevel());
+        System.setProperty("org.slf4j.simpleLogger.showDateTime", "true");
+        System.setProperty("org.slf4j.simpleLogger.dateTimeFormat", "yyyy-MM-dd'T'HH:mm:ss.SSSZ");
+        System.setProperty("org.slf4j.simpleLogger.log.io.netty", "warn");
+        DevCredentials dev = null;
+        if (config.devMode()) {
+            dev = DevCredentials.generate();
+            config = config.withJwtSecret(dev.secret());
+        }
+        if (!config.authEnabled()) {
+            System.err.println("""
+                    ********************************************************************
+                    WARNING: --auth none: AUTHORIZATION IS OFF. Anyone who can reach this
+                    port can publish to and read every run. Development use only.
+                    ********************************************************************""");
+        }
+        IqStreamServer server;
+        try {
+            server = IqStreamServer.start(config);
+        } catch (IllegalArgumentException e) {
+            System.err.println("iqstream: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        String shownHost = config.host().equals("0.0.0.0") || config.host().equals("::") ? "127.0.0.1"
+                : config.host();
+        String base = "http://" + shownHost + ":" + server.port();
+        if (config.demo() || dev != null) {
+            installDemo(server, config, base);
+        }
+        if (dev != null) {
+            printDevMode(dev, base);
+        }
+        System.out.println("iqstream " + VERSION + " listening on " + base + " (" + server.transportName() + ", "
+                + config.workers() + " workers)");
+        System.out.flush();
+        long drainMs = config.drainTimeoutMs();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            System.out.println("iqstream: draining (up to " + drainMs + " ms)");
+            try {
+                server.drain(drainMs);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            server.close();
+            System.out.println("iqstream: stopped");
+        }, "iqstream-drain"));
+        Thread.currentThread().join();
+    }
+
+    private static void installDemo(IqStreamServer server, ServerConfig config, String base) {
+        if (config.jwtSecret() == null && config.authEnabled()) {
+            System.err.println("iqstream: --demo needs --jwt-secret (or dev mode) to mint its tokens; demo off");
+            return;
+        }
+        TokenMinter minter = config.authEnabled() ? new TokenMinter(config.jwtSecret()) : null;
+        String publishToken = minter == null ? "" : minter.mint(List.of("demo-*"), List.of(), Duration.ofDays(365));
+        server.demo(new DemoSite(URI.create(base),
+                runId -> minter == null ? "" : minter.mint(List.of(), List.of(runId), Duration.ofHours(1)),
+                publishToken));
+    }
+
+    private static void printDevMode(DevCredentials dev, String base) {
+        String run = "hello-1";
+        System.out.println("""
+                
+                IQ-Stream is in DEVELOPMENT MODE: no --jwt-secret, --jwt-public-key or --jwks was given,
+                so it made a random secret for this process. Tokens below are valid for 24 hours.
+                
+                  secret (HS256):    %s
+                  publisher token:   %s
+                  subscriber token:  %s
+                
+                Try it (two terminals):
+                  curl -N '%s/v1/runs/%s/events?access_token=%s'
+                  printf '%%s\\n' '{"type":"RUN_STARTED","threadId":"t1","runId":"%s"}' \\
+                    '{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}' \\
+                    '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hello, world"}' \\
+                    '{"type":"TEXT_MESSAGE_END","messageId":"m1"}' \\
+                    '{"type":"RUN_FINISHED","threadId":"t1","runId":"%s"}' \\
+                  | curl -sS -X POST -H 'Authorization: Bearer %s' \\
+                    -H 'Content-Type: application/x-ndjson' --data-binary @- '%s/v1/runs/%s/events'
+                
+                Demo chat page: %s/demo
+                """.formatted(dev.secret(), dev.publisherToken(), dev.subscriberToken(), base, run,
+                dev.subscriberToken(), run, run, dev.publisherToken(), base, run, base));
+    }
+}

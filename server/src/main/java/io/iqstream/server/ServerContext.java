@@ -1,0 +1,82 @@
+package io.iqstream.server;
+
+import io.iqstream.server.admission.MemoryBudget;
+import io.iqstream.server.auth.Authorizer;
+import io.iqstream.server.config.ServerConfig;
+import io.iqstream.server.demo.DemoSite;
+import io.iqstream.server.http.CorsPolicy;
+import io.iqstream.server.http.HttpReplies;
+import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.worker.Workers;
+
+/**
+ * The shared, thread-safe pieces every connection needs: configuration, workers, authorization, metrics, the
+ * memory budget, and the draining flag. Built once at start.
+ */
+public final class ServerContext {
+    private final ServerConfig config;
+    private final Workers workers;
+    private final Authorizer authorizer;
+    private final Metrics metrics;
+    private final MemoryBudget budget;
+    private final CorsPolicy cors;
+    private final HttpReplies replies;
+    private volatile DemoSite demo;
+    private volatile boolean draining;
+
+    public ServerContext(ServerConfig config, Workers workers, Authorizer authorizer, Metrics metrics,
+            MemoryBudget budget) {
+        this.config = config;
+        this.workers = workers;
+        this.authorizer = authorizer;
+        this.metrics = metrics;
+        this.budget = budget;
+        this.cors = new CorsPolicy(config.corsOrigins());
+        this.replies = new HttpReplies(cors);
+    }
+
+    public ServerConfig config() {
+        return config;
+    }
+
+    public Workers workers() {
+        return workers;
+    }
+
+    public Authorizer authorizer() {
+        return authorizer;
+    }
+
+    public Metrics metrics() {
+        return metrics;
+    }
+
+    public MemoryBudget budget() {
+        return budget;
+    }
+
+    public CorsPolicy cors() {
+        return cors;
+    }
+
+    public HttpReplies replies() {
+        return replies;
+    }
+
+    /** The demo site, or null when the demo is off. */
+    public DemoSite demo() {
+        return demo;
+    }
+
+    void demo(DemoSite site) {
+        this.demo = site;
+    }
+
+    public boolean isDraining() {
+        return draining;
+    }
+
+    void startDraining() {
+        draining = true;
+    }
+}

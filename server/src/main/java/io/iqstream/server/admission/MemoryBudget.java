@@ -1,0 +1,91 @@
+package io.iqstream.server.admission;
+
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The byte budget for event logs, shared by all workers; any thread (one atomic add per segment, not per event).
+ *
+ * <h2>Implementation notes</h2>
+ * A new run is admitted only if the budget can hold a run of the expected size on top of what is committed
+ * ({@link #tryAdmitRun()}); the expected size is learned from ended runs (moving average), so the runs already
+ * streaming can grow to completion. Their growth is charged as segments are taken ({@link #charge}); it may pass
+ * the budget by the headroom (a quarter) — beyond that an append is refused, which is the last line against an
+ * OutOfMemoryError, not the normal way to say no.
+ */
+public final class MemoryBudget {
+    /** Starting guess of a run's size: a WORKLOAD.md run is about 70 KiB of frames. */
+    public static final long INITIAL_EXPECTED_RUN_BYTES = 96 * 1024;
+
+    private final long budgetBytes;
+    private final long hardLimitBytes;
+    private final AtomicLong committedBytes = new AtomicLong();
+    private final LongAdder runsRefused = new LongAdder();
+    private volatile long expectedRunBytes = INITIAL_EXPECTED_RUN_BYTES;
+
+    public MemoryBudget(long budgetBytes) {
+        this.budgetBytes = budgetBytes;
+        this.hardLimitBytes = budgetBytes + budgetBytes / 4;
+    }
+
+    public long budgetBytes() {
+        return budgetBytes;
+    }
+
+    public long committedBytes() {
+        return committedBytes.get();
+    }
+
+    public long expectedRunBytes() {
+        return expectedRunBytes;
+    }
+
+    /** True when another run of the expected size would not fit: /readyz says 503. */
+    public boolean isFull() {
+        return committedBytes.get() + expectedRunBytes > budgetBytes;
+    }
+
+    /** Reserves the expected size of a new run; returns the bytes reserved, or -1 when refused. */
+    public long tryAdmitRun() {
+        long want = expectedRunBytes;
+        while (true) {
+            long cur = committedBytes.get();
+            if (cur + want > budgetBytes) {
+                runsRefused.increment();
+                return -1;
+            }
+            if (committedBytes.compareAndSet(cur, cur + want)) {
+                return want;
+            }
+        }
+    }
+
+    /** Takes {@code bytes} more for a run already admitted; false when even the headroom is spent. */
+    public boolean charge(long bytes) {
+        while (true) {
+            long cur = committedBytes.get();
+            if (cur + bytes > hardLimitBytes) {
+                return false;
+            }
+            if (committedBytes.compareAndSet(cur, cur + bytes)) {
+                return true;
+            }
+        }
+    }
+
+    /** Gives bytes back (segments freed, reservations dropped). */
+    public void release(long bytes) {
+        committedBytes.addAndGet(-bytes);
+    }
+
+    /** Learns from a run that ended with {@code frameBytes} in its log. */
+    public void learnRunSize(long frameBytes) {
+        long e = expectedRunBytes;
+        long next = e + (Math.max(frameBytes, 4096) - e) / 16;
+        expectedRunBytes = Math.max(4096, next);
+    }
+
+    public long runsRefused() {
+        return runsRefused.sum();
+    }
+}

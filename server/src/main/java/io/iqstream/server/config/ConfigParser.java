@@ -1,0 +1,191 @@
+package io.iqstream.server.config;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Builds a {@link ServerConfig} from flags, then {@code IQSTREAM_*} environment variables, then defaults (a flag
+ * beats its environment twin). Every value is validated here; a bad one is a {@link ConfigException} naming the
+ * flag and the environment variable.
+ */
+public final class ConfigParser {
+    private ConfigParser() {}
+
+    /** Parses {@code args} (flags after {@code serve}) with {@code env} as the environment. */
+    public static ServerConfig parse(String[] args, Map<String, String> env) {
+        EnumMap<Flag, String> values = new EnumMap<>(Flag.class);
+        for (Flag f : Flag.values()) {
+            String e = env.get(f.env());
+            if (e != null && !e.isEmpty()) {
+                values.put(f, e);
+            }
+        }
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            String name = a;
+            String value = null;
+            int eq = a.indexOf('=');
+            if (a.startsWith("--") && eq > 0) {
+                name = a.substring(0, eq);
+                value = a.substring(eq + 1);
+            }
+            Flag f = Flag.byName(name);
+            if (f == null) {
+                throw new ConfigException("unknown flag '" + a + "' (see --help)");
+            }
+            if (value == null) {
+                if (f.isSwitch() && (i + 1 >= args.length || args[i + 1].startsWith("--"))) {
+                    value = "true";
+                } else if (i + 1 >= args.length) {
+                    throw new ConfigException(f.flag() + " needs a value (see --help)");
+                } else {
+                    value = args[++i];
+                }
+            }
+            values.put(f, value);
+        }
+        return build(values);
+    }
+
+    private static String get(EnumMap<Flag, String> v, Flag f) {
+        String s = v.get(f);
+        return s == null ? f.defaultValue() : s;
+    }
+
+    private static ServerConfig build(EnumMap<Flag, String> v) {
+        String host = get(v, Flag.HOST);
+        int port = (int) intIn(v, Flag.PORT, 0, 65535);
+        String workersText = get(v, Flag.WORKERS);
+        int workers = workersText.isEmpty() ? Runtime.getRuntime().availableProcessors()
+                : (int) intIn(v, Flag.WORKERS, 1, 1024);
+        String transport = get(v, Flag.TRANSPORT);
+        if (!List.of("auto", "epoll", "io_uring", "nio").contains(transport)) {
+            throw bad(Flag.TRANSPORT, transport, "one of auto, epoll, io_uring, nio");
+        }
+        String auth = get(v, Flag.AUTH);
+        if (!auth.equals("jwt") && !auth.equals("none")) {
+            throw bad(Flag.AUTH, auth, "jwt or none");
+        }
+        String secret = emptyToNull(get(v, Flag.JWT_SECRET));
+        Path pem = pathOrNull(v, Flag.JWT_PUBLIC_KEY);
+        Path jwks = pathOrNull(v, Flag.JWKS);
+        int keySources = (secret != null ? 1 : 0) + (pem != null ? 1 : 0) + (jwks != null ? 1 : 0);
+        if (keySources > 1) {
+            throw new ConfigException("give one of --jwt-secret, --jwt-public-key, --jwks, not several");
+        }
+        long maxEvent = bytes(v, Flag.MAX_EVENT_BYTES);
+        long maxRun = bytes(v, Flag.MAX_RUN_BYTES);
+        if (maxEvent < 64) {
+            throw bad(Flag.MAX_EVENT_BYTES, get(v, Flag.MAX_EVENT_BYTES), "at least 64 bytes");
+        }
+        if (maxRun < maxEvent) {
+            throw new ConfigException("--max-run-bytes must be at least --max-event-bytes");
+        }
+        String budgetText = get(v, Flag.MEMORY_BUDGET);
+        long budget = budgetText.isEmpty() ? 0 : bytes(v, Flag.MEMORY_BUDGET);
+        if (!budgetText.isEmpty() && budget < 64 * 1024) {
+            throw bad(Flag.MEMORY_BUDGET, budgetText, "at least 64k");
+        }
+        List<String> cors = new ArrayList<>();
+        for (String o : get(v, Flag.CORS_ORIGIN).split(",")) {
+            if (!o.isBlank()) {
+                cors.add(o.trim());
+            }
+        }
+        String demo = get(v, Flag.DEMO);
+        if (!demo.equals("true") && !demo.equals("false")) {
+            throw bad(Flag.DEMO, demo, "true or false");
+        }
+        String level = get(v, Flag.LOG_LEVEL);
+        if (!Arrays.asList("error", "warn", "info", "debug", "trace").contains(level)) {
+            throw bad(Flag.LOG_LEVEL, level, "error, warn, info or debug");
+        }
+        return new ServerConfig(host, port, workers, transport, auth.equals("jwt"), secret, pem, jwks,
+                emptyToNull(get(v, Flag.JWT_ISSUER)), emptyToNull(get(v, Flag.JWT_AUDIENCE)),
+                positiveMs(v, Flag.RETENTION, 0), positiveMs(v, Flag.TOMBSTONE, 0),
+                positiveMs(v, Flag.AWAIT_RUN, 0), positiveMs(v, Flag.PUBLISHER_TIMEOUT, 1),
+                positiveMs(v, Flag.RUN_IDLE_TIMEOUT, 1), budget, maxEvent, maxRun,
+                positiveMs(v, Flag.MAX_SUBSCRIBER_LAG, 1), positiveMs(v, Flag.HEARTBEAT, 10),
+                positiveMs(v, Flag.RETRY, 0), positiveMs(v, Flag.DRAIN_TIMEOUT, 0), List.copyOf(cors),
+                demo.equals("true"), level);
+    }
+
+    private static String emptyToNull(String s) {
+        return s == null || s.isEmpty() ? null : s;
+    }
+
+    private static Path pathOrNull(EnumMap<Flag, String> v, Flag f) {
+        String s = emptyToNull(get(v, f));
+        if (s == null) {
+            return null;
+        }
+        Path p = Path.of(s);
+        if (!Files.isReadable(p)) {
+            throw bad(f, s, "a readable file");
+        }
+        return p;
+    }
+
+    private static long intIn(EnumMap<Flag, String> v, Flag f, long min, long max) {
+        String s = get(v, f);
+        try {
+            long n = Long.parseLong(s.trim());
+            if (n < min || n > max) {
+                throw bad(f, s, "a number from " + min + " to " + max);
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw bad(f, s, "a number from " + min + " to " + max);
+        }
+    }
+
+    private static long positiveMs(EnumMap<Flag, String> v, Flag f, long minMs) {
+        String s = get(v, f);
+        long ms;
+        try {
+            ms = Quantities.parseDurationMs(s);
+        } catch (ConfigException e) {
+            throw bad(f, s, "a duration such as 250ms, 60s or 5m");
+        }
+        if (ms < minMs) {
+            throw bad(f, s, "at least " + minMs + "ms");
+        }
+        return ms;
+    }
+
+    private static long bytes(EnumMap<Flag, String> v, Flag f) {
+        String s = get(v, f);
+        try {
+            return Quantities.parseBytes(s);
+        } catch (ConfigException e) {
+            throw bad(f, s, "a size such as 512k, 1m or 2g");
+        }
+    }
+
+    private static ConfigException bad(Flag f, String value, String expected) {
+        return new ConfigException(f.flag() + " (or " + f.env() + ") is '" + value + "': expected " + expected);
+    }
+
+    /** The text of {@code iqstream serve --help}. */
+    public static String help() {
+        StringBuilder sb = new StringBuilder();
+        sb.append("Usage: iqstream serve [flags]\n\n")
+                .append("IQ-Stream relays AI agent runs: backends POST AG-UI events to /v1/runs/{runId}/events,\n")
+                .append("browsers read them as Server-Sent Events and resume with Last-Event-ID.\n\n")
+                .append("Flags (each also read from its environment variable; a flag wins):\n");
+        for (Flag f : Flag.values()) {
+            String def = f.defaultValue().isEmpty() ? "" : " (default " + f.defaultValue() + ")";
+            sb.append(String.format("  %-22s %-30s %s%s%n", f.flag() + (f.isSwitch() ? "" : " V"), f.env(),
+                    f.help(), def));
+        }
+        sb.append("\nDurations take ms, s, m; sizes take k, m, g. With no key configured the server starts in\n")
+                .append("development mode: it generates a secret and prints ready tokens and curl commands.\n")
+                .append("Docs: docs/API.md, docs/OPERATIONS.md, docs/ARCHITECTURE.md.\n");
+        return sb.toString();
+    }
+}

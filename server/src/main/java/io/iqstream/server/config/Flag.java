@@ -1,0 +1,77 @@
+package io.iqstream.server.config;
+
+import java.util.Locale;
+
+/**
+ * Every command-line flag of {@code iqstream serve}, with its environment twin, default and help. This enum is
+ * the single place flags are declared: {@code --help}, the parser and docs/API.md follow it.
+ */
+public enum Flag {
+    HOST("host", "0.0.0.0", "address to listen on"),
+    PORT("port", "8080", "port to listen on (0 picks a free one)"),
+    WORKERS("workers", "", "worker threads (event loops); a run lives on one of them (default: CPUs available)"),
+    TRANSPORT("transport", "auto", "socket transport: auto, epoll, io_uring or nio (auto: epoll, else nio)"),
+    AUTH("auth", "jwt", "jwt, or none to turn authorization off (loud warning; development only)"),
+    JWT_SECRET("jwt-secret", "", "HS256/384/512 shared secret, UTF-8, at least 32 bytes (none given: dev mode)"),
+    JWT_PUBLIC_KEY("jwt-public-key", "", "PEM file with an RS/ES/EdDSA public key"),
+    JWKS("jwks", "", "JWKS file with RS/ES/EdDSA public keys, selected by kid"),
+    JWT_ISSUER("jwt-issuer", "", "required iss claim (default: not checked)"),
+    JWT_AUDIENCE("jwt-audience", "", "required aud claim (default: not checked)"),
+    RETENTION("retention", "60s", "how long an ended run stays readable"),
+    TOMBSTONE("tombstone", "10m", "how long an expired run answers 410 Gone before 404"),
+    AWAIT_RUN("await-run", "10s", "how long a subscriber waits for a run that does not exist yet"),
+    PUBLISHER_TIMEOUT("publisher-timeout", "30s", "silence after a broken publish before RUN_ERROR PUBLISHER_LOST"),
+    RUN_IDLE_TIMEOUT("run-idle-timeout", "5m", "an open run with no publisher and no event is ended (RUN_IDLE)"),
+    MEMORY_BUDGET("memory-budget", "", "bytes for event logs, e.g. 512m or 2g (default: from the container)"),
+    MAX_EVENT_BYTES("max-event-bytes", "1m", "largest event accepted (413 above)"),
+    MAX_RUN_BYTES("max-run-bytes", "32m", "largest run accepted (413 above)"),
+    MAX_SUBSCRIBER_LAG("max-subscriber-lag", "30s", "a subscriber whose socket stays full this long is cut"),
+    HEARTBEAT("heartbeat", "15s", "SSE comment interval on an idle stream"),
+    RETRY("retry", "1000ms", "SSE retry: field sent to browsers"),
+    DRAIN_TIMEOUT("drain-timeout", "60s", "how long SIGTERM waits for running runs to finish"),
+    CORS_ORIGIN("cors-origin", "", "allowed browser origins, comma-separated, or * (default: none)"),
+    DEMO("demo", "false", "serve the demo chat page at /demo (always on in dev mode)"),
+    LOG_LEVEL("log-level", "info", "error, warn, info or debug (refused requests are logged at debug)");
+
+    private final String name;
+    private final String defaultValue;
+    private final String help;
+
+    Flag(String name, String defaultValue, String help) {
+        this.name = name;
+        this.defaultValue = defaultValue;
+        this.help = help;
+    }
+
+    /** The flag as typed: {@code --jwt-secret}. */
+    public String flag() {
+        return "--" + name;
+    }
+
+    /** The environment twin: {@code IQSTREAM_JWT_SECRET}. */
+    public String env() {
+        return "IQSTREAM_" + name.toUpperCase(Locale.ROOT).replace('-', '_');
+    }
+
+    public String defaultValue() {
+        return defaultValue;
+    }
+
+    public String help() {
+        return help;
+    }
+
+    /** Whether the flag may be given without a value ({@code --demo}). */
+    public boolean isSwitch() {
+        return this == DEMO;
+    }
+
+    static Flag byName(String flag) {
+        for (Flag f : values()) {
+            if (f.flag().equals(flag)) {
+                return f;
+            }
+        }
+        return null;
+    }
+}

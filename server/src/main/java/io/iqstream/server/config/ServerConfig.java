@@ -1,0 +1,57 @@
+package io.iqstream.server.config;
+
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * The server's whole configuration, validated once at start by {@link ConfigParser}; immutable, any thread.
+ * Units are in the names.
+ */
+public record ServerConfig(
+        String host,
+        int port,
+        int workers,
+        String transport,
+        boolean authEnabled,
+        String jwtSecret,
+        Path jwtPublicKey,
+        Path jwks,
+        String jwtIssuer,
+        String jwtAudience,
+        long retentionMs,
+        long tombstoneMs,
+        long awaitRunMs,
+        long publisherTimeoutMs,
+        long runIdleTimeoutMs,
+        long memoryBudgetBytes,
+        long maxEventBytes,
+        long maxRunBytes,
+        long maxSubscriberLagMs,
+        long heartbeatMs,
+        long retryMs,
+        long drainTimeoutMs,
+        List<String> corsOrigins,
+        boolean demo,
+        String logLevel) {
+
+    /** True when no key is configured and auth is on: the server makes its own secret and prints tokens. */
+    public boolean devMode() {
+        return authEnabled && jwtSecret == null && jwtPublicKey == null && jwks == null;
+    }
+
+    /** A copy with the given secret (dev mode fills in its generated one). */
+    public ServerConfig withJwtSecret(String secret) {
+        return new ServerConfig(host, port, workers, transport, authEnabled, secret, jwtPublicKey, jwks, jwtIssuer,
+                jwtAudience, retentionMs, tombstoneMs, awaitRunMs, publisherTimeoutMs, runIdleTimeoutMs,
+                memoryBudgetBytes, maxEventBytes, maxRunBytes, maxSubscriberLagMs, heartbeatMs, retryMs,
+                drainTimeoutMs, corsOrigins, demo, logLevel);
+    }
+
+    /** A copy with the given memory budget (resolved from the container when the flag is absent). */
+    public ServerConfig withMemoryBudgetBytes(long bytes) {
+        return new ServerConfig(host, port, workers, transport, authEnabled, jwtSecret, jwtPublicKey, jwks, jwtIssuer,
+                jwtAudience, retentionMs, tombstoneMs, awaitRunMs, publisherTimeoutMs, runIdleTimeoutMs,
+                bytes, maxEventBytes, maxRunBytes, maxSubscriberLagMs, heartbeatMs, retryMs,
+                drainTimeoutMs, corsOrigins, demo, logLevel);
+    }
+}

@@ -1,0 +1,99 @@
+package io.iqstream.server.http;
+
+import io.iqstream.server.metrics.Refusal;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Writes complete (non-streaming) responses: JSON bodies, the JSON error shape
+ * {@code {"error":code,"message":text[,"position":n]}}, plain text. Stateless; called on the connection's loop.
+ */
+public final class HttpReplies {
+    private final CorsPolicy cors;
+
+    public HttpReplies(CorsPolicy cors) {
+        this.cors = cors;
+    }
+
+    /** An error reply. {@code position} is the 1-based event position in the body, or 0 for none. */
+    public void error(ChannelHandlerContext ctx, HttpRequest request, Refusal reason, HttpResponseStatus status,
+            String message, long position, boolean keepAlive) {
+        error(ctx, request, reason.label(), status, message, position, keepAlive);
+    }
+
+    /** An error reply with a code more precise than the refusal's label (e.g. {@code bad_run_id}). */
+    public void errorWithCode(ChannelHandlerContext ctx, HttpRequest request, String code, HttpResponseStatus status,
+            String message, boolean keepAlive) {
+        error(ctx, request, code, status, message, 0, keepAlive);
+    }
+
+    private void error(ChannelHandlerContext ctx, HttpRequest request, String code, HttpResponseStatus status,
+            String message, long position, boolean keepAlive) {
+        StringBuilder sb = new StringBuilder(96).append("{\"error\":");
+        Json.quote(sb, code);
+        sb.append(",\"message\":");
+        Json.quote(sb, message);
+        if (position > 0) {
+            sb.append(",\"position\":").append(position);
+        }
+        sb.append('}');
+        FullHttpResponse response = response(status, "application/json", sb.toString());
+        if (status.code() == 503) {
+            response.headers().set(HttpHeaderNames.RETRY_AFTER, "1");
+        }
+        if (status.code() == 401) {
+            response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"iqstream\"");
+        }
+        send(ctx, request, response, keepAlive);
+    }
+
+    public void json(ChannelHandlerContext ctx, HttpRequest request, HttpResponseStatus status, String body,
+            boolean keepAlive) {
+        send(ctx, request, response(status, "application/json", body), keepAlive);
+    }
+
+    public void text(ChannelHandlerContext ctx, HttpRequest request, HttpResponseStatus status, String contentType,
+            String body, boolean keepAlive) {
+        send(ctx, request, response(status, contentType, body), keepAlive);
+    }
+
+    public void empty(ChannelHandlerContext ctx, HttpRequest request, HttpResponseStatus status, boolean keepAlive) {
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.EMPTY_BUFFER);
+        if (status.code() != 204) {
+            r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, 0);
+        }
+        send(ctx, request, r, keepAlive);
+    }
+
+    /** Sends a ready response with CORS and keep-alive handling; closes the connection when not kept alive. */
+    public void send(ChannelHandlerContext ctx, HttpRequest request, FullHttpResponse response, boolean keepAlive) {
+        if (request != null) {
+            cors.apply(request, response.headers());
+        }
+        if (!keepAlive) {
+            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+        } else {
+            ctx.writeAndFlush(response);
+        }
+    }
+
+    private static FullHttpResponse response(HttpResponseStatus status, String contentType, String body) {
+        ByteBuf content = Unpooled.copiedBuffer(body, StandardCharsets.UTF_8);
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
+        r.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
+        r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, content.readableBytes());
+        r.headers().set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_STORE);
+        return r;
+    }
+}

@@ -1,0 +1,85 @@
+package io.iqstream.server.ingest;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import io.netty.buffer.ByteBuf;
+import java.io.IOException;
+
+/**
+ * Checks that an event is one well-formed JSON object with a string {@code type}, and tells terminal events apart.
+ * Uses Jackson's streaming parser (no tree is built); nested values are skipped. One instance per publishing
+ * connection (it keeps a scratch array); not thread-safe.
+ */
+public final class EventValidator {
+    private static final JsonFactory FACTORY = new JsonFactory();
+
+    private byte[] scratch = new byte[1024];
+    private String lastError = "";
+
+    /** Why the last check failed, for the error reply. */
+    public String lastError() {
+        return lastError;
+    }
+
+    public EventCheck check(ByteBuf json) {
+        int length = json.readableBytes();
+        byte[] bytes;
+        int offset;
+        if (json.hasArray()) {
+            bytes = json.array();
+            offset = json.arrayOffset() + json.readerIndex();
+        } else {
+            if (scratch.length < length) {
+                scratch = new byte[Math.max(length, scratch.length * 2)];
+            }
+            json.getBytes(json.readerIndex(), scratch, 0, length);
+            bytes = scratch;
+            offset = 0;
+        }
+        try (JsonParser p = FACTORY.createParser(bytes, offset, length)) {
+            if (p.nextToken() != JsonToken.START_OBJECT) {
+                lastError = "an event must be a JSON object";
+                return EventCheck.NOT_AN_OBJECT;
+            }
+            boolean hasType = false;
+            boolean terminal = false;
+            JsonToken t;
+            while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
+                String name = p.currentName();
+                JsonToken v = p.nextToken();
+                if (!hasType && "type".equals(name)) {
+                    if (v != JsonToken.VALUE_STRING) {
+                        lastError = "\"type\" must be a string";
+                        return EventCheck.MISSING_TYPE;
+                    }
+                    hasType = true;
+                    String type = p.getText();
+                    terminal = "RUN_FINISHED".equals(type) || "RUN_ERROR".equals(type);
+                } else {
+                    p.skipChildren();
+                }
+            }
+            if (t != JsonToken.END_OBJECT) {
+                lastError = "malformed JSON object";
+                return EventCheck.BAD_JSON;
+            }
+            if (p.nextToken() != null) {
+                lastError = "unexpected content after the event object";
+                return EventCheck.BAD_JSON;
+            }
+            if (!hasType) {
+                lastError = "an event needs a string \"type\"";
+                return EventCheck.MISSING_TYPE;
+            }
+            return terminal ? EventCheck.OK_TERMINAL : EventCheck.OK;
+        } catch (JsonProcessingException e) {
+            lastError = "malformed JSON: " + e.getOriginalMessage();
+            return EventCheck.BAD_JSON;
+        } catch (IOException e) {
+            lastError = "malformed JSON: " + e.getMessage();
+            return EventCheck.BAD_JSON;
+        }
+    }
+}

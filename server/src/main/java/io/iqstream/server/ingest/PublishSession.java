@@ -1,0 +1,245 @@
+package io.iqstream.server.ingest;
+
+import io.iqstream.server.ServerContext;
+import io.iqstream.server.http.HttpReplies;
+import io.iqstream.server.http.Json;
+import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.metrics.Refusal;
+import io.iqstream.server.run.AppendOutcome;
+import io.iqstream.server.run.Run;
+import io.iqstream.server.run.RunRegistry;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * One publishing request ({@code POST /v1/runs/{id}/events}) attached to its run: body chunks in, events appended
+ * as each is cut out, one reply at the end (or an error that stops the body at the bad event).
+ *
+ * <p>Confined to the run's worker loop (the connection was moved there before this was made).
+ */
+public final class PublishSession implements EventSink {
+    private final ChannelHandlerContext ctx;
+    private final HttpRequest request;
+    private final ServerContext server;
+    private final RunRegistry registry;
+    private final Run run;
+    private final EventSplitter splitter;
+    private final EventValidator validator = new EventValidator();
+    private final boolean keepAlive;
+    private final long maxEventBytes;
+    private long position;
+    private boolean finished;
+
+    private PublishSession(ChannelHandlerContext ctx, HttpRequest request, ServerContext server, RunRegistry registry,
+            Run run, EventSplitter splitter, boolean keepAlive) {
+        this.ctx = ctx;
+        this.request = request;
+        this.server = server;
+        this.registry = registry;
+        this.run = run;
+        this.splitter = splitter;
+        this.keepAlive = keepAlive;
+        this.maxEventBytes = server.config().maxEventBytes();
+    }
+
+    /**
+     * Checks the run's state and attaches a new publisher to it, creating the run on first append. Returns null
+     * after answering the refusal (409, 410, 415, 503).
+     */
+    public static PublishSession open(ChannelHandlerContext ctx, HttpRequest request, ServerContext server,
+            RunRegistry registry, String runId, boolean keepAlive) {
+        HttpReplies replies = server.replies();
+        Metrics metrics = server.metrics();
+        EventSplitter splitter = EventSplitter.forContentType(request.headers().get(HttpHeaderNames.CONTENT_TYPE),
+                (int) server.config().maxEventBytes());
+        if (splitter == null) {
+            metrics.refused(Refusal.UNSUPPORTED_MEDIA_TYPE);
+            replies.error(ctx, request, Refusal.UNSUPPORTED_MEDIA_TYPE, HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE,
+                    "Content-Type must be application/x-ndjson, application/jsonl, text/event-stream or "
+                            + "application/json", 0, false);
+            return null;
+        }
+        Run run = registry.get(runId);
+        String refusal = null;
+        if (run != null && run.publisher() != null) {
+            refusal = "publisher_active";
+        } else if (run != null && run.isEnded()) {
+            refusal = "run_ended";
+        } else if (run == null && registry.isGone(runId)) {
+            refusal = "run_ended";
+        }
+        if (refusal != null) {
+            splitter.release();
+            Refusal r = refusal.equals("publisher_active") ? Refusal.PUBLISHER_ACTIVE : Refusal.RUN_ENDED;
+            metrics.refused(r);
+            replies.error(ctx, request, r, HttpResponseStatus.CONFLICT, r == Refusal.PUBLISHER_ACTIVE
+                    ? "another publishing request is open on run " + runId
+                    : "run " + runId + " has ended", 0, false);
+            return null;
+        }
+        if (run == null) {
+            if (server.isDraining()) {
+                splitter.release();
+                metrics.refused(Refusal.DRAINING);
+                replies.error(ctx, request, Refusal.DRAINING, HttpResponseStatus.SERVICE_UNAVAILABLE,
+                        "server is draining: no new runs", 0, false);
+                return null;
+            }
+            run = registry.create(runId);
+            if (run == null) {
+                splitter.release();
+                metrics.refused(Refusal.OVER_BUDGET);
+                replies.error(ctx, request, Refusal.OVER_BUDGET, HttpResponseStatus.SERVICE_UNAVAILABLE,
+                        "memory budget full: no room for a new run", 0, false);
+                return null;
+            }
+        }
+        PublishSession session = new PublishSession(ctx, request, server, registry, run, splitter, keepAlive);
+        run.publisher(session);
+        registry.publisherAttached(run);
+        metrics.publishersActive.increment();
+        return session;
+    }
+
+    /** A chunk of the body. Takes ownership of {@code content}. */
+    public void onContent(HttpContent content) {
+        try {
+            if (finished) {
+                return;
+            }
+            ByteBuf buf = content.content();
+            if (buf.isReadable() && !splitter.feed(buf, this)) {
+                return;
+            }
+            if (content instanceof LastHttpContent && !finished) {
+                if (splitter.finish(this) && !finished) {
+                    complete();
+                }
+            }
+        } finally {
+            content.release();
+        }
+    }
+
+    /** End of one socket read: flush what the subscribers were given, once. */
+    public void onReadComplete() {
+        run.flushReaders();
+    }
+
+    /** The connection closed. Before the body's end, the publisher is lost. */
+    public void onClosed() {
+        if (!finished) {
+            detach();
+            registry.publisherLost(run);
+        }
+    }
+
+    public boolean isFinished() {
+        return finished;
+    }
+
+    @Override
+    public boolean onEvent(ByteBuf json) {
+        position++;
+        if (json.readableBytes() > maxEventBytes) {
+            return failOversize();
+        }
+        EventCheck check = validator.check(json);
+        switch (check) {
+            case OK, OK_TERMINAL -> { }
+            case MISSING_TYPE -> {
+                return fail(Refusal.BAD_REQUEST, "missing_type", HttpResponseStatus.BAD_REQUEST,
+                        validator.lastError());
+            }
+            default -> {
+                return fail(Refusal.BAD_REQUEST, "bad_json", HttpResponseStatus.BAD_REQUEST, validator.lastError());
+            }
+        }
+        AppendOutcome outcome = registry.append(run, json, check == EventCheck.OK_TERMINAL);
+        return switch (outcome) {
+            case APPENDED, APPENDED_TERMINAL -> true;
+            case RUN_ENDED -> fail(Refusal.RUN_ENDED, null, HttpResponseStatus.CONFLICT,
+                    "run " + run.id() + " has ended; no event is taken after RUN_FINISHED or RUN_ERROR");
+            case RUN_TOO_LARGE -> fail(Refusal.RUN_TOO_LARGE, null, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+                    "run would exceed " + server.config().maxRunBytes() + " bytes (--max-run-bytes)");
+            case OVER_BUDGET -> fail(Refusal.OVER_BUDGET, null, HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    "memory budget exhausted");
+        };
+    }
+
+    @Override
+    public void onOversizeEvent() {
+        position++;
+        failOversize();
+    }
+
+    private boolean failOversize() {
+        return fail(Refusal.EVENT_TOO_LARGE, null, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+                "event exceeds " + maxEventBytes + " bytes (--max-event-bytes)");
+    }
+
+    @Override
+    public void onFramingError(String message) {
+        position++;
+        fail(Refusal.BAD_REQUEST, "bad_json", HttpResponseStatus.BAD_REQUEST, message);
+    }
+
+    private boolean fail(Refusal reason, String code, HttpResponseStatus status, String message) {
+        finished = true;
+        server.metrics().refused(reason);
+        run.flushReaders();
+        detach();
+        registry.publisherLost(run);
+        String label = code != null ? code : reason.label();
+        StringBuilder sb = new StringBuilder(128).append("{\"error\":");
+        Json.quote(sb, label);
+        sb.append(",\"message\":");
+        Json.quote(sb, message);
+        sb.append(",\"position\":").append(position)
+                .append(",\"runId\":");
+        Json.quote(sb, run.id());
+        sb.append(",\"lastEventId\":").append(run.lastEventId()).append('}');
+        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+                Unpooled.copiedBuffer(sb, StandardCharsets.UTF_8));
+        response.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
+        response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes());
+        if (status.code() == 503) {
+            response.headers().set(HttpHeaderNames.RETRY_AFTER, "1");
+        }
+        // the rest of the body is not read: close after the reply
+        server.replies().send(ctx, request, response, false);
+        return false;
+    }
+
+    private void complete() {
+        finished = true;
+        run.flushReaders();
+        detach();
+        if (!run.isEnded()) {
+            registry.publisherDone(run);
+        }
+        StringBuilder sb = new StringBuilder(64).append("{\"runId\":");
+        Json.quote(sb, run.id());
+        sb.append(",\"lastEventId\":").append(run.lastEventId()).append(",\"ended\":").append(run.isEnded())
+                .append('}');
+        server.replies().json(ctx, request, HttpResponseStatus.OK, sb.toString(), keepAlive);
+    }
+
+    private void detach() {
+        if (run.publisher() == this) {
+            run.publisher(null);
+            server.metrics().publishersActive.decrement();
+        }
+        splitter.release();
+    }
+}

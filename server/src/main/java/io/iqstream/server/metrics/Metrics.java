@@ -1,0 +1,122 @@
+package io.iqstream.server.metrics;
+
+import io.iqstream.server.admission.MemoryBudget;
+import java.util.EnumMap;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Every metric of the server, named once, with its Prometheus name and help. Any thread: counters are
+ * {@link LongAdder}s (uncontended, since each worker mostly touches its own cells).
+ */
+public final class Metrics {
+    /** Upper bounds (seconds) of the relay latency histogram: event decoded -> written to a subscriber socket. */
+    private static final double[] LATENCY_BUCKETS_S = {
+        0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+
+    public final LongAdder runsCreated = new LongAdder();
+    public final LongAdder runsEnded = new LongAdder();
+    public final LongAdder runsExpired = new LongAdder();
+    public final LongAdder runsActive = new LongAdder();
+    public final LongAdder subscribersActive = new LongAdder();
+    public final LongAdder subscribersTotal = new LongAdder();
+    public final LongAdder publishersActive = new LongAdder();
+    public final LongAdder eventsIn = new LongAdder();
+    public final LongAdder bytesIn = new LongAdder();
+    public final LongAdder framesOut = new LongAdder();
+    public final LongAdder bytesOut = new LongAdder();
+    public final LongAdder publishersLost = new LongAdder();
+    public final LongAdder runsIdled = new LongAdder();
+    public final LongAdder slowSubscribersCut = new LongAdder();
+    public final LongAdder channelMoves = new LongAdder();
+    private final EnumMap<Refusal, LongAdder> refusals = new EnumMap<>(Refusal.class);
+    private final AtomicLongArray latencyBuckets = new AtomicLongArray(LATENCY_BUCKETS_S.length + 1);
+    private final LongAdder latencyCount = new LongAdder();
+    private final LongAdder latencySumNanos = new LongAdder();
+
+    public Metrics() {
+        for (Refusal r : Refusal.values()) {
+            refusals.put(r, new LongAdder());
+        }
+    }
+
+    public void refused(Refusal reason) {
+        refusals.get(reason).increment();
+    }
+
+    public long refusals(Refusal reason) {
+        return refusals.get(reason).sum();
+    }
+
+    /** Records one relay latency: from the event's decode to its write into a subscriber's socket. */
+    public void relayLatency(long nanos) {
+        double s = nanos / 1e9;
+        int i = 0;
+        while (i < LATENCY_BUCKETS_S.length && s > LATENCY_BUCKETS_S[i]) {
+            i++;
+        }
+        latencyBuckets.incrementAndGet(i);
+        latencyCount.increment();
+        latencySumNanos.add(nanos);
+    }
+
+    /** The Prometheus text exposition (format 0.0.4). */
+    public String render(MemoryBudget budget, boolean draining) {
+        StringBuilder sb = new StringBuilder(4096);
+        gauge(sb, "iqstream_runs_active", "Runs held in memory (open or within retention).", runsActive.sum());
+        counter(sb, "iqstream_runs_created_total", "Runs created.", runsCreated.sum());
+        counter(sb, "iqstream_runs_ended_total", "Runs that received their terminal event.", runsEnded.sum());
+        counter(sb, "iqstream_runs_expired_total", "Runs freed after retention or deleted.", runsExpired.sum());
+        counter(sb, "iqstream_runs_publisher_lost_total", "Runs ended with RUN_ERROR PUBLISHER_LOST.",
+                publishersLost.sum());
+        counter(sb, "iqstream_runs_idle_ended_total", "Runs ended with RUN_ERROR RUN_IDLE.", runsIdled.sum());
+        gauge(sb, "iqstream_subscribers_active", "Open subscriber streams.", subscribersActive.sum());
+        counter(sb, "iqstream_subscribers_total", "Subscriber streams opened.", subscribersTotal.sum());
+        gauge(sb, "iqstream_publishers_active", "Open publishing requests.", publishersActive.sum());
+        counter(sb, "iqstream_events_in_total", "Events appended to runs.", eventsIn.sum());
+        counter(sb, "iqstream_event_bytes_in_total", "Bytes of event JSON appended.", bytesIn.sum());
+        counter(sb, "iqstream_events_out_total", "Event frames written to subscribers.", framesOut.sum());
+        counter(sb, "iqstream_bytes_out_total", "SSE bytes written to subscribers.", bytesOut.sum());
+        counter(sb, "iqstream_slow_subscribers_cut_total", "Subscribers cut because their socket stayed full.",
+                slowSubscribersCut.sum());
+        counter(sb, "iqstream_channel_moves_total", "Connections moved to the worker owning their run.",
+                channelMoves.sum());
+        sb.append("# HELP iqstream_refusals_total Requests refused, by reason.\n");
+        sb.append("# TYPE iqstream_refusals_total counter\n");
+        for (Refusal r : Refusal.values()) {
+            sb.append("iqstream_refusals_total{reason=\"").append(r.label()).append("\"} ")
+                    .append(refusals.get(r).sum()).append('\n');
+        }
+        gauge(sb, "iqstream_memory_used_bytes", "Bytes committed to event logs and reservations.",
+                budget.committedBytes());
+        gauge(sb, "iqstream_memory_budget_bytes", "Memory budget for event logs.", budget.budgetBytes());
+        gauge(sb, "iqstream_expected_run_bytes", "Learned size reserved for each new run.",
+                budget.expectedRunBytes());
+        gauge(sb, "iqstream_draining", "1 while draining after SIGTERM.", draining ? 1 : 0);
+        sb.append("# HELP iqstream_relay_latency_seconds From an event's decode to its write to a subscriber.\n");
+        sb.append("# TYPE iqstream_relay_latency_seconds histogram\n");
+        long cumulative = 0;
+        for (int i = 0; i < LATENCY_BUCKETS_S.length; i++) {
+            cumulative += latencyBuckets.get(i);
+            sb.append("iqstream_relay_latency_seconds_bucket{le=\"").append(LATENCY_BUCKETS_S[i]).append("\"} ")
+                    .append(cumulative).append('\n');
+        }
+        cumulative += latencyBuckets.get(LATENCY_BUCKETS_S.length);
+        sb.append("iqstream_relay_latency_seconds_bucket{le=\"+Inf\"} ").append(cumulative).append('\n');
+        sb.append("iqstream_relay_latency_seconds_sum ").append(latencySumNanos.sum() / 1e9).append('\n');
+        sb.append("iqstream_relay_latency_seconds_count ").append(latencyCount.sum()).append('\n');
+        return sb.toString();
+    }
+
+    private static void gauge(StringBuilder sb, String name, String help, long value) {
+        sb.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        sb.append("# TYPE ").append(name).append(" gauge\n");
+        sb.append(name).append(' ').append(value).append('\n');
+    }
+
+    private static void counter(StringBuilder sb, String name, String help, long value) {
+        sb.append("# HELP ").append(name).append(' ').append(help).append('\n');
+        sb.append("# TYPE ").append(name).append(" counter\n");
+        sb.append(name).append(' ').append(value).append('\n');
+    }
+}

@@ -1,0 +1,155 @@
+package io.iqstream.server.run;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import java.util.ArrayList;
+import java.util.concurrent.ScheduledFuture;
+
+/**
+ * One agent run: its log, its current publisher, its readers and its timers.
+ *
+ * <p>Confined to the worker event loop that owns the run id (see {@code worker.Workers}); nothing here is
+ * thread-safe, and nothing needs to be.
+ *
+ * <h2>Implementation notes</h2>
+ * Fan-out: {@link #append} stores the frame once and calls every reader; readers write slices of the log into
+ * their channels but do not flush. The publisher's read loop calls {@link #flushReaders()} once at the end of
+ * its read (channelReadComplete), so a burst of events costs one flush per subscriber per loop turn.
+ */
+public final class Run {
+    private final String id;
+    private final RunLog log;
+    private final long createdNanos;
+    private final ArrayList<RunReader> readers = new ArrayList<>(2);
+    private Object publisher;
+    private boolean ended;
+    private boolean dropped;
+    private boolean dirty;
+    private long lastAppendNanos;
+    private long reservedBytes;
+    private ScheduledFuture<?> timer;
+
+    public Run(String id, ByteBufAllocator allocator, long nowNanos) {
+        this.id = id;
+        this.log = new RunLog(allocator);
+        this.createdNanos = nowNanos;
+        this.lastAppendNanos = nowNanos;
+    }
+
+    public String id() {
+        return id;
+    }
+
+    public RunLog log() {
+        return log;
+    }
+
+    /** Id of the last event (0 when empty). */
+    public int lastEventId() {
+        return log.size();
+    }
+
+    public boolean isEnded() {
+        return ended;
+    }
+
+    public boolean isDropped() {
+        return dropped;
+    }
+
+    public long createdNanos() {
+        return createdNanos;
+    }
+
+    public long lastAppendNanos() {
+        return lastAppendNanos;
+    }
+
+    /** The publishing request now attached, or null. */
+    public Object publisher() {
+        return publisher;
+    }
+
+    public void publisher(Object session) {
+        this.publisher = session;
+    }
+
+    /** Bytes reserved for this run by admission and not yet used by its log. */
+    public long reservedBytes() {
+        return reservedBytes;
+    }
+
+    public void reservedBytes(long bytes) {
+        this.reservedBytes = bytes;
+    }
+
+    /** The run's single pending timer (publisher-lost, idle or retention), replaced as the run changes state. */
+    public void timer(ScheduledFuture<?> next) {
+        if (timer != null) {
+            timer.cancel(false);
+        }
+        timer = next;
+    }
+
+    /**
+     * Stores an event and tells the readers. {@code terminal} marks RUN_FINISHED / RUN_ERROR. Size and budget
+     * checks are the caller's ({@link RunRegistry#append}).
+     */
+    void store(ByteBuf json, boolean terminal, long nowNanos) {
+        log.append(json);
+        lastAppendNanos = nowNanos;
+        if (terminal) {
+            ended = true;
+        }
+        notifyReaders();
+    }
+
+    /** Ends the run when not even its closing event could be stored. */
+    void markEndedWithoutEvent() {
+        ended = true;
+        notifyReaders();
+    }
+
+    void markDropped() {
+        dropped = true;
+        ended = true;
+        timer(null);
+        for (int i = readers.size() - 1; i >= 0; i--) {
+            readers.get(i).runDropped();
+        }
+        readers.clear();
+    }
+
+    private void notifyReaders() {
+        ArrayList<RunReader> rs = readers;
+        // backwards: a reader that ends its stream here removes itself without disturbing the rest
+        for (int i = rs.size() - 1; i >= 0; i--) {
+            rs.get(i).eventsAvailable();
+        }
+        dirty = !rs.isEmpty();
+    }
+
+    /** Flushes every reader written to since the last flush; once per publisher read. */
+    public void flushReaders() {
+        if (!dirty) {
+            return;
+        }
+        dirty = false;
+        ArrayList<RunReader> rs = readers;
+        for (int i = rs.size() - 1; i >= 0; i--) {
+            rs.get(i).flush();
+        }
+    }
+
+    public void addReader(RunReader reader) {
+        readers.add(reader);
+    }
+
+    public void removeReader(RunReader reader) {
+        readers.remove(reader);
+    }
+
+    public int readerCount() {
+        return readers.size();
+    }
+}

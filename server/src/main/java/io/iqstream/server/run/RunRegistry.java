@@ -1,0 +1,218 @@
+package io.iqstream.server.run;
+
+import io.iqstream.server.admission.MemoryBudget;
+import io.iqstream.server.config.ServerConfig;
+import io.iqstream.server.metrics.Metrics;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.EventLoop;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The runs owned by one worker, with their lifecycle: creation (admission), appends (caps, budget), the end,
+ * retention, tombstones, and the server-made RUN_ERROR events (publisher lost, idle).
+ *
+ * <p>Confined to its worker's event loop: every method must be called on {@link #loop()}.
+ */
+public final class RunRegistry {
+    private final EventLoop loop;
+    private final ServerConfig config;
+    private final MemoryBudget budget;
+    private final Metrics metrics;
+    private final ByteBufAllocator allocator;
+    private final HashMap<String, Run> runs = new HashMap<>();
+    private final HashMap<String, ArrayList<RunWaiter>> waiters = new HashMap<>();
+    private final Tombstones tombstones;
+
+    public RunRegistry(EventLoop loop, ServerConfig config, MemoryBudget budget, Metrics metrics,
+            ByteBufAllocator allocator) {
+        this.loop = loop;
+        this.config = config;
+        this.budget = budget;
+        this.metrics = metrics;
+        this.allocator = allocator;
+        this.tombstones = new Tombstones(config.tombstoneMs(), 100_000);
+    }
+
+    public EventLoop loop() {
+        return loop;
+    }
+
+    public Run get(String runId) {
+        return runs.get(runId);
+    }
+
+    /** True when the id belonged to a run whose retention has passed (410 Gone). */
+    public boolean isGone(String runId) {
+        return tombstones.contains(runId, System.nanoTime());
+    }
+
+    /** Runs held (open or within retention). */
+    public int size() {
+        return runs.size();
+    }
+
+    /** Runs not yet ended, for draining. */
+    public int openRuns() {
+        int n = 0;
+        for (Run r : runs.values()) {
+            if (!r.isEnded()) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** Creates a run if the budget admits one; null when it does not (503). */
+    public Run create(String runId) {
+        long reserved = budget.tryAdmitRun();
+        if (reserved < 0) {
+            return null;
+        }
+        tombstones.remove(runId);
+        Run run = new Run(runId, allocator, System.nanoTime());
+        run.reservedBytes(reserved);
+        runs.put(runId, run);
+        metrics.runsCreated.increment();
+        metrics.runsActive.increment();
+        ArrayList<RunWaiter> ws = waiters.remove(runId);
+        if (ws != null) {
+            for (RunWaiter w : ws) {
+                w.runCreated(run);
+            }
+        }
+        return run;
+    }
+
+    public void await(String runId, RunWaiter waiter) {
+        waiters.computeIfAbsent(runId, k -> new ArrayList<>(1)).add(waiter);
+    }
+
+    public void stopAwaiting(String runId, RunWaiter waiter) {
+        List<RunWaiter> ws = waiters.get(runId);
+        if (ws != null) {
+            ws.remove(waiter);
+            if (ws.isEmpty()) {
+                waiters.remove(runId);
+            }
+        }
+    }
+
+    /**
+     * Appends one event's JSON to {@code run}: checks the run's state and caps, charges the budget for a new
+     * segment, stores the frame once and tells the readers. Terminal events end the run and start retention.
+     */
+    public AppendOutcome append(Run run, ByteBuf json, boolean terminal) {
+        if (run.isEnded()) {
+            return AppendOutcome.RUN_ENDED;
+        }
+        RunLog log = run.log();
+        int frameLength = log.frameLength(json.readableBytes());
+        if (log.frameBytes() + frameLength > config.maxRunBytes()) {
+            return AppendOutcome.RUN_TOO_LARGE;
+        }
+        if (log.tailWritableBytes() < frameLength) {
+            long segmentBytes = Math.max(RunLog.SEGMENT_BYTES, frameLength);
+            long fromReservation = Math.min(run.reservedBytes(), segmentBytes);
+            if (segmentBytes > fromReservation && !budget.charge(segmentBytes - fromReservation)) {
+                return AppendOutcome.OVER_BUDGET;
+            }
+            run.reservedBytes(run.reservedBytes() - fromReservation);
+        }
+        run.store(json, terminal, System.nanoTime());
+        metrics.eventsIn.increment();
+        metrics.bytesIn.add(json.readableBytes());
+        if (terminal) {
+            onEnded(run);
+            return AppendOutcome.APPENDED_TERMINAL;
+        }
+        return AppendOutcome.APPENDED;
+    }
+
+    /** Ends an open run with a server-made RUN_ERROR (publisher lost, idle). */
+    public void endWithError(Run run, String code, String message) {
+        if (run.isEnded()) {
+            return;
+        }
+        String json = "{\"type\":\"RUN_ERROR\",\"message\":\"" + message + "\",\"code\":\"" + code
+                + "\",\"timestamp\":" + System.currentTimeMillis() + "}";
+        ByteBuf buf = Unpooled.wrappedBuffer(json.getBytes(StandardCharsets.UTF_8));
+        AppendOutcome outcome = append(run, buf, true);
+        if (outcome != AppendOutcome.APPENDED_TERMINAL) {
+            // the log cannot take even this small event: end the run without it
+            run.markEndedWithoutEvent();
+            onEnded(run);
+        }
+        run.flushReaders();
+    }
+
+    private void onEnded(Run run) {
+        metrics.runsEnded.increment();
+        budget.learnRunSize(run.log().frameBytes());
+        long delta = run.log().seal();
+        budget.release(run.reservedBytes() - delta);
+        run.reservedBytes(0);
+        run.timer(loop.schedule(() -> drop(run), config.retentionMs(), TimeUnit.MILLISECONDS));
+    }
+
+    /** A publishing request broke off: unless another arrives in time, the run ends with PUBLISHER_LOST. */
+    public void publisherLost(Run run) {
+        if (run.isEnded()) {
+            return;
+        }
+        run.timer(loop.schedule(() -> {
+            if (run.publisher() == null && !run.isEnded() && runs.get(run.id()) == run) {
+                metrics.publishersLost.increment();
+                endWithError(run, "PUBLISHER_LOST", "publisher disconnected");
+            }
+        }, config.publisherTimeoutMs(), TimeUnit.MILLISECONDS));
+    }
+
+    /** A publishing request ended cleanly with the run still open: the idle clock starts. */
+    public void publisherDone(Run run) {
+        if (run.isEnded()) {
+            return;
+        }
+        run.timer(loop.schedule(() -> {
+            if (run.publisher() == null && !run.isEnded() && runs.get(run.id()) == run) {
+                metrics.runsIdled.increment();
+                endWithError(run, "RUN_IDLE", "run idle: no publisher and no event");
+            }
+        }, config.runIdleTimeoutMs(), TimeUnit.MILLISECONDS));
+    }
+
+    /** A publisher attached: whatever timer ran is moot. */
+    public void publisherAttached(Run run) {
+        run.timer(null);
+    }
+
+    /** Drops a run now (DELETE, or retention passed): frees its log, tombstones its id, ends its streams. */
+    public void drop(Run run) {
+        if (runs.get(run.id()) != run) {
+            return;
+        }
+        runs.remove(run.id());
+        tombstones.add(run.id(), System.nanoTime());
+        if (!run.isEnded()) {
+            metrics.runsEnded.increment();
+        }
+        run.markDropped();
+        long freed = run.log().release() + run.reservedBytes();
+        run.reservedBytes(0);
+        budget.release(freed);
+        metrics.runsActive.decrement();
+        metrics.runsExpired.increment();
+    }
+
+    /** Drops every run (shutdown). */
+    public void dropAll() {
+        for (Run r : new ArrayList<>(runs.values())) {
+            drop(r);
+        }
+    }
+}

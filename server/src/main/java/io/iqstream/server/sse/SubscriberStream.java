@@ -1,0 +1,291 @@
+package io.iqstream.server.sse;
+
+import io.iqstream.server.ServerContext;
+import io.iqstream.server.config.ServerConfig;
+import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.metrics.Refusal;
+import io.iqstream.server.run.Run;
+import io.iqstream.server.run.RunLog;
+import io.iqstream.server.run.RunReader;
+import io.iqstream.server.run.RunRegistry;
+import io.iqstream.server.run.RunWaiter;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One subscriber's SSE stream: a cursor into its run's log. It writes shared slices of the log's frames (never a
+ * copy) while the socket is writable, pauses when it is not and goes on when it drains; it holds no queue of its
+ * own. It flushes once per loop turn ({@link #flush()} from the publisher's read-complete).
+ *
+ * <p>Confined to the run's worker loop.
+ */
+public final class SubscriberStream implements RunReader, RunWaiter {
+    private static final ByteBuf HEARTBEAT = Unpooled.unreleasableBuffer(
+            Unpooled.directBuffer(6).writeBytes(": hb\n\n".getBytes(StandardCharsets.US_ASCII))).asReadOnly();
+
+    private final ChannelHandlerContext ctx;
+    private final HttpRequest request;
+    private final ServerContext server;
+    private final RunRegistry registry;
+    private final String runId;
+    private final boolean keepAlive;
+    private final Metrics metrics;
+    private final ServerConfig config;
+    private Run run;
+    private int nextId;
+    private boolean started;
+    private boolean done;
+    private boolean pendingFlush;
+    private long lastWriteNanos;
+    private long unwritableSinceNanos;
+    private ScheduledFuture<?> timer;
+
+    public SubscriberStream(ChannelHandlerContext ctx, HttpRequest request, ServerContext server,
+            RunRegistry registry, String runId, int lastEventId, boolean keepAlive) {
+        this.ctx = ctx;
+        this.request = request;
+        this.server = server;
+        this.registry = registry;
+        this.runId = runId;
+        this.nextId = lastEventId + 1;
+        this.keepAlive = keepAlive;
+        this.metrics = server.metrics();
+        this.config = server.config();
+    }
+
+    /** Finds the run, or waits for it (await-run), or answers 404/410. */
+    public void start() {
+        Run r = registry.get(runId);
+        if (r != null) {
+            attach(r);
+            return;
+        }
+        if (registry.isGone(runId)) {
+            refuse(Refusal.GONE, HttpResponseStatus.GONE, "run " + runId + " has expired");
+            return;
+        }
+        if (config.awaitRunMs() <= 0) {
+            refuse(Refusal.NOT_FOUND, HttpResponseStatus.NOT_FOUND, "no run " + runId);
+            return;
+        }
+        registry.await(runId, this);
+        timer = ctx.executor().schedule(() -> {
+            if (run == null && !done) {
+                registry.stopAwaiting(runId, this);
+                refuse(Refusal.NOT_FOUND, HttpResponseStatus.NOT_FOUND,
+                        "no run " + runId + " appeared within " + config.awaitRunMs() + " ms");
+            }
+        }, config.awaitRunMs(), TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void runCreated(Run created) {
+        cancelTimer();
+        if (!done && ctx.channel().isActive()) {
+            attach(created);
+        }
+    }
+
+    private void attach(Run r) {
+        int last = r.lastEventId();
+        if (nextId - 1 > last && !r.isEnded()) {
+            refuse(Refusal.BAD_REQUEST, HttpResponseStatus.BAD_REQUEST, "bad_last_event_id",
+                    "Last-Event-ID " + (nextId - 1) + " is beyond the run's last event " + last);
+            return;
+        }
+        if (r.isEnded() && nextId > last) {
+            // the browser already has everything: 204 stops EventSource from reconnecting
+            done = true;
+            server.replies().empty(ctx, request, HttpResponseStatus.NO_CONTENT, keepAlive);
+            return;
+        }
+        run = r;
+        HttpResponse response = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+        response.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8")
+                .set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_CACHE)
+                .set("X-Accel-Buffering", "no")
+                .set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+        server.cors().apply(request, response.headers());
+        ctx.write(response);
+        String retry = "retry: " + config.retryMs() + "\n\n";
+        ctx.write(new DefaultHttpContent(Unpooled.copiedBuffer(retry, StandardCharsets.US_ASCII)));
+        started = true;
+        lastWriteNanos = System.nanoTime();
+        metrics.subscribersActive.increment();
+        metrics.subscribersTotal.increment();
+        run.addReader(this);
+        pump();
+        if (!done) {
+            ctx.flush();
+            pendingFlush = false;
+            long tick = Math.min(config.heartbeatMs(), Math.max(10, config.maxSubscriberLagMs() / 4));
+            timer = ctx.executor().scheduleAtFixedRate(this::tick, tick, tick, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** Writes what the socket will take; ends the response after the terminal event. Does not flush. */
+    private void pump() {
+        if (done || run == null) {
+            return;
+        }
+        RunLog log = run.log();
+        int last = run.lastEventId();
+        while (nextId <= last && ctx.channel().isWritable()) {
+            ByteBuf slice = log.readFrom(nextId);
+            int upTo = log.lastIdInSegmentOf(nextId);
+            metrics.framesOut.add(upTo - nextId + 1);
+            metrics.bytesOut.add(slice.readableBytes());
+            ctx.write(new DefaultHttpContent(slice), ctx.voidPromise());
+            pendingFlush = true;
+            nextId = upTo + 1;
+        }
+        if (pendingFlush) {
+            lastWriteNanos = System.nanoTime();
+            if (nextId > last) {
+                metrics.relayLatency(lastWriteNanos - run.lastAppendNanos());
+            }
+        }
+        if (run.isEnded() && nextId > last) {
+            finish();
+        }
+    }
+
+    private void finish() {
+        if (done) {
+            return;
+        }
+        done = true;
+        cancelTimer();
+        if (run != null) {
+            run.removeReader(this);
+        }
+        if (started) {
+            metrics.subscribersActive.decrement();
+            if (keepAlive) {
+                ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+            } else {
+                ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
+            }
+        }
+    }
+
+    /** Whether the response has ended (the connection may serve another request). */
+    public boolean isDone() {
+        return done;
+    }
+
+    @Override
+    public void eventsAvailable() {
+        pump();
+    }
+
+    @Override
+    public void flush() {
+        if (pendingFlush && !done) {
+            pendingFlush = false;
+            ctx.flush();
+        }
+    }
+
+    @Override
+    public void runDropped() {
+        run = null;
+        if (!done) {
+            done = true;
+            cancelTimer();
+            if (started) {
+                metrics.subscribersActive.decrement();
+                ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
+            }
+        }
+    }
+
+    /** The socket drained (or filled). */
+    public void writabilityChanged() {
+        if (ctx.channel().isWritable()) {
+            unwritableSinceNanos = 0;
+            pump();
+            flush();
+        } else if (unwritableSinceNanos == 0) {
+            unwritableSinceNanos = System.nanoTime();
+        }
+    }
+
+    /** The connection closed. */
+    public void closed() {
+        if (run == null && !done) {
+            registry.stopAwaiting(runId, this);
+        }
+        if (!done) {
+            done = true;
+            cancelTimer();
+            if (run != null) {
+                run.removeReader(this);
+            }
+            if (started) {
+                metrics.subscribersActive.decrement();
+            }
+        }
+    }
+
+    private void tick() {
+        if (done) {
+            return;
+        }
+        long now = System.nanoTime();
+        if (!ctx.channel().isWritable()) {
+            if (unwritableSinceNanos == 0) {
+                unwritableSinceNanos = now;
+            } else if (now - unwritableSinceNanos > config.maxSubscriberLagMs() * 1_000_000L) {
+                metrics.slowSubscribersCut.increment();
+                metrics.refused(Refusal.SLOW_SUBSCRIBER);
+                org.slf4j.LoggerFactory.getLogger(SubscriberStream.class).info(
+                        "cut slow subscriber of run {} at event {} (socket full for {} ms)", runId, nextId - 1,
+                        (now - unwritableSinceNanos) / 1_000_000);
+                ctx.close();
+            }
+            return;
+        }
+        if (now - lastWriteNanos >= config.heartbeatMs() * 1_000_000L) {
+            lastWriteNanos = now;
+            ctx.writeAndFlush(new DefaultHttpContent(HEARTBEAT.duplicate()), ctx.voidPromise());
+        }
+    }
+
+    private void cancelTimer() {
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+    }
+
+    private void refuse(Refusal reason, HttpResponseStatus status, String message) {
+        refuse(reason, status, null, message);
+    }
+
+    private void refuse(Refusal reason, HttpResponseStatus status, String code, String message) {
+        done = true;
+        cancelTimer();
+        server.metrics().refused(reason);
+        if (code == null) {
+            server.replies().error(ctx, request, reason, status, message, 0, keepAlive);
+        } else {
+            server.replies().errorWithCode(ctx, request, code, status, message, keepAlive);
+        }
+    }
+}

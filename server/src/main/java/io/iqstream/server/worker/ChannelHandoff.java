@@ -1,0 +1,40 @@
+package io.iqstream.server.worker;
+
+import io.netty.channel.Channel;
+import io.netty.channel.EventLoop;
+
+/**
+ * Moves a connection to the worker that owns its run.
+ *
+ * <h2>Implementation notes</h2>
+ * The connection was accepted onto some loop; its first request names a run owned by another. We stop reading
+ * (autoRead off), deregister the channel from its loop and register it on the owner's; the pipeline, with the
+ * HTTP codec's parse state, travels with it. Messages already decoded from the same read keep arriving on the
+ * old loop while the deregistration is pending: the caller holds them ({@code HttpRequestHandler}) and replays
+ * them on the owner once {@code onArrived} runs there. From then on the publisher and every subscriber of the run
+ * live on one thread, so an event goes from the publisher's socket to the subscribers' sockets with no lock,
+ * queue or copy between threads. The move costs two loop hops once per connection (or per request that names a
+ * run of another worker on a keep-alive connection), never per event.
+ */
+public final class ChannelHandoff {
+    private ChannelHandoff() {}
+
+    /** Starts the move; {@code onArrived} runs on {@code target} once registered there; failure closes. */
+    @SuppressWarnings("deprecation")
+    public static void moveTo(Channel channel, EventLoop target, Runnable onArrived) {
+        channel.config().setAutoRead(false);
+        channel.deregister().addListener(deregistered -> {
+            if (!deregistered.isSuccess()) {
+                channel.close();
+                return;
+            }
+            target.register(channel).addListener(registered -> {
+                if (!registered.isSuccess()) {
+                    channel.unsafe().closeForcibly();
+                    return;
+                }
+                onArrived.run();
+            });
+        });
+    }
+}

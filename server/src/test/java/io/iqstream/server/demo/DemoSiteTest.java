@@ -1,0 +1,187 @@
+package io.iqstream.server.demo;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpServer;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpVersion;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * DemoSite's routes, and what its simulated backend sends: a publish endpoint on a loopback socket records
+ * the streamed request line by line, with arrival times (the relay itself is tested elsewhere).
+ */
+class DemoSiteTest {
+    private final ObjectMapper json = new ObjectMapper();
+    private HttpServer publishEndpoint;
+    private DemoSite site;
+    private final List<String> lines = new CopyOnWriteArrayList<>();
+    private final List<Long> arrivalNanos = new CopyOnWriteArrayList<>();
+    private final CompletableFuture<PublishRequest> publish = new CompletableFuture<>();
+
+    record PublishRequest(String path, String contentType, String authorization, String transferEncoding) {}
+
+    @BeforeEach
+    void start() throws Exception {
+        publishEndpoint = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        publishEndpoint.createContext("/v1/runs/", exchange -> {
+            PublishRequest request = new PublishRequest(exchange.getRequestURI().getPath(),
+                    exchange.getRequestHeaders().getFirst("Content-Type"),
+                    exchange.getRequestHeaders().getFirst("Authorization"),
+                    exchange.getRequestHeaders().getFirst("Transfer-Encoding"));
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(exchange.getRequestBody(), StandardCharsets.UTF_8))) {
+                for (String line; (line = in.readLine()) != null; ) {
+                    arrivalNanos.add(System.nanoTime());
+                    lines.add(line);
+                }
+            }
+            byte[] reply = ("{\"runId\":\"x\",\"lastEventId\":" + lines.size() + ",\"ended\":true}").getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(200, reply.length);
+            exchange.getResponseBody().write(reply);
+            exchange.close();
+            publish.complete(request);
+        });
+        publishEndpoint.start();
+        URI self = URI.create("http://127.0.0.1:" + publishEndpoint.getAddress().getPort());
+        site = new DemoSite(self, runId -> "subscribe-token-for-" + runId, "the-publish-token");
+    }
+
+    @AfterEach
+    void stop() {
+        site.close();
+        publishEndpoint.stop(0);
+    }
+
+    private static FullHttpRequest request(HttpMethod method, String uri, String body) {
+        FullHttpRequest request = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, method, uri,
+                Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+        if (!body.isEmpty()) {
+            request.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
+        }
+        return request;
+    }
+
+    /** Calls handle and returns status, content type and body, releasing both messages. */
+    private String[] call(HttpMethod method, String uri, String body) {
+        FullHttpRequest request = request(method, uri, body);
+        try {
+            FullHttpResponse response = site.handle(request);
+            if (response == null) {
+                return null;
+            }
+            try {
+                return new String[] {
+                    String.valueOf(response.status().code()),
+                    response.headers().get(HttpHeaderNames.CONTENT_TYPE),
+                    response.content().toString(StandardCharsets.UTF_8),
+                    response.headers().get("Content-Security-Policy")
+                };
+            } finally {
+                response.release();
+            }
+        } finally {
+            request.release();
+        }
+    }
+
+    @Test
+    void servesThePageAndItsFiles() {
+        String[] page = call(HttpMethod.GET, "/demo", "");
+        assertEquals("200", page[0]);
+        assertEquals("text/html; charset=utf-8", page[1]);
+        assertTrue(page[2].contains("<script src=\"/demo/demo.js\""), page[2]);
+        assertNotNull(page[3], "the page carries a Content-Security-Policy");
+        assertEquals("200", call(HttpMethod.GET, "/demo/", "")[0]);
+        String[] script = call(HttpMethod.GET, "/demo/demo.js?v=1", "");
+        assertEquals("200", script[0]);
+        assertTrue(script[1].startsWith("text/javascript"), script[1]);
+        assertTrue(script[2].contains("new EventSource("));
+        assertEquals("200", call(HttpMethod.GET, "/demo/demo.css", "")[0]);
+        assertEquals("", call(HttpMethod.HEAD, "/demo", "")[2]);
+    }
+
+    @Test
+    void leavesOtherPathsAlone() {
+        assertNull(call(HttpMethod.GET, "/v1/runs/x/events", ""));
+        assertNull(call(HttpMethod.GET, "/demonstration", ""));
+        assertNull(call(HttpMethod.GET, "/demo/../etc/passwd", ""));
+        assertNull(call(HttpMethod.GET, "/demo/nothing-here.js", ""));
+    }
+
+    @Test
+    void refusesWrongMethodsAndBadSpeeds() throws Exception {
+        assertEquals("405", call(HttpMethod.GET, "/demo/api/runs", "")[0]);
+        assertEquals("405", call(HttpMethod.POST, "/demo", "")[0]);
+        String[] bad = call(HttpMethod.POST, "/demo/api/runs?speed=fast", "");
+        assertEquals("400", bad[0]);
+        assertEquals("bad_request", json.readTree(bad[2]).get("error").asText());
+        assertEquals("400", call(HttpMethod.POST, "/demo/api/runs", "{\"speed\":0}")[0]);
+        assertEquals("400", call(HttpMethod.POST, "/demo/api/runs", "{\"speed\":\"1\"}")[0]);
+        assertEquals("400", call(HttpMethod.POST, "/demo/api/runs", "not json")[0]);
+        assertEquals(0, site.activeRuns(), "nothing started");
+    }
+
+    @Test
+    void startsARunThatIsStreamedThroughThePublishApi() throws Exception {
+        double speed = 10; // about 1 s instead of 10
+        String[] started = call(HttpMethod.POST, "/demo/api/runs", "{\"speed\":" + speed + "}");
+        assertEquals("201", started[0], started[2]);
+        JsonNode body = json.readTree(started[2]);
+        String runId = body.get("runId").asText();
+        assertTrue(runId.matches("[A-Za-z0-9._~:-]{1,128}"), runId);
+        assertEquals("subscribe-token-for-" + runId, body.get("token").asText());
+        assertEquals("/v1/runs/" + runId + "/events", body.get("eventsUrl").asText());
+        assertEquals(429, body.get("events").asInt());
+
+        PublishRequest request = publish.get(20, TimeUnit.SECONDS);
+        assertEquals("/v1/runs/" + runId + "/events", request.path());
+        assertEquals("application/x-ndjson", request.contentType());
+        assertEquals("Bearer the-publish-token", request.authorization());
+        assertEquals("chunked", request.transferEncoding());
+        assertEquals(429, lines.size());
+
+        long previousTimestamp = 0;
+        for (String line : lines) {
+            JsonNode event = json.readTree(line);
+            assertTrue(event.get("timestamp").isIntegralNumber(), line);
+            long timestamp = event.get("timestamp").asLong();
+            assertTrue(timestamp >= previousTimestamp, "timestamps in order");
+            previousTimestamp = timestamp;
+        }
+        assertEquals("RUN_STARTED", json.readTree(lines.get(0)).get("type").asText());
+        assertEquals("RUN_FINISHED", json.readTree(lines.get(428)).get("type").asText());
+        // streamed as produced, not sent at the end: at speed 10 the run spans about 1 s
+        long spreadMs = TimeUnit.NANOSECONDS.toMillis(arrivalNanos.get(428) - arrivalNanos.get(0));
+        assertTrue(spreadMs > 600, "events arrived over " + spreadMs + " ms");
+        long stampedMs = json.readTree(lines.get(428)).get("timestamp").asLong()
+                - json.readTree(lines.get(0)).get("timestamp").asLong();
+        assertTrue(Math.abs(stampedMs - 1000) < 50, "production times span " + stampedMs + " ms at speed 10");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (site.activeRuns() != 0 && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertEquals(0, site.activeRuns());
+    }
+}
