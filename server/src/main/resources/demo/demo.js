@@ -228,7 +228,7 @@
     const head = document.createElement("div");
     const nameNode = document.createElement("span");
     nameNode.className = "name";
-    nameNode.textContent = "🔧 " + name;
+    nameNode.textContent = "tool call: " + name;
     const status = document.createElement("span");
     status.className = "status";
     status.textContent = "writing arguments…";
@@ -313,11 +313,14 @@
 
   const requestedSpeed = Number(new URLSearchParams(location.search).get("speed"));
   if (requestedSpeed > 0) {
-    const option = document.createElement("option");
-    option.value = String(requestedSpeed);
-    option.textContent = requestedSpeed + "×";
-    $("speed").append(option);
-    $("speed").value = String(requestedSpeed);
+    const value = String(requestedSpeed);
+    if (![...$("speed").options].some((option) => option.value === value)) {
+      const option = document.createElement("option");
+      option.value = value;
+      option.textContent = value + "×";
+      $("speed").append(option);
+    }
+    $("speed").value = value;
   }
   $("ask").addEventListener("click", start);
   $("cut").addEventListener("click", cut);

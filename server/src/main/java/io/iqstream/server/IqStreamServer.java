@@ -57,8 +57,7 @@ public final class IqStreamServer implements AutoCloseable {
     /** Builds every part from {@code config}, binds, and returns the running server. */
     public static IqStreamServer start(ServerConfig config) throws InterruptedException {
         Transport transport = Transport.select(config.transport());
-        long budgetBytes = config.memoryBudgetBytes() > 0 ? config.memoryBudgetBytes()
-                : MemoryPlan.detect().budgetBytes();
+        long budgetBytes = MemoryPlan.effectiveBudget(config.memoryBudgetBytes());
         MemoryBudget budget = new MemoryBudget(budgetBytes);
         Metrics metrics = new Metrics();
         Authorizer authorizer = Authorizer.create(new AuthSettings(config.authEnabled(), config.jwtSecret(),

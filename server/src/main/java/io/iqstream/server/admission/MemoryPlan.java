@@ -1,17 +1,74 @@
 package io.iqstream.server.admission;
 
+import io.iqstream.server.config.Quantities;
 import io.netty.util.internal.PlatformDependent;
 
 /**
- * How the memory budget for event logs is derived when {@code --memory-budget} is not given: a share of the
- * direct memory the JVM may use (the launcher sizes that from the container's limit).
+ * How memory is split: the JVM's heap (objects, indexes, connections), its direct memory (the pooled buffers that
+ * hold event logs and socket writes), headroom for the JVM itself (metaspace, code, threads), and the budget of
+ * event logs inside direct memory. The launcher asks for this plan before starting the JVM ({@link #main}); the
+ * server applies the budget part. Immutable.
  */
-public record MemoryPlan(long directMemoryBytes, long budgetBytes) {
-    /** The share of direct memory given to event logs; the rest serves socket buffers and the pool's slack. */
-    public static final double LOG_SHARE = 0.7;
+public record MemoryPlan(long limitBytes, String source, long heapBytes, long directBytes, long headroomBytes,
+        long budgetBytes) {
+    /** The share of direct memory given to event logs; the rest serves socket buffers and pool slack. */
+    public static final double LOG_SHARE_OF_DIRECT = 0.75;
+    private static final long MIB = 1L << 20;
 
-    public static MemoryPlan detect() {
+    /** The plan for a memory limit (the container's), or for an explicit budget when {@code budgetBytes > 0}. */
+    public static MemoryPlan forLimit(long limitBytes, String source, long budgetBytes) {
+        long headroom = 96 * MIB + limitBytes / 20;
+        long heap = clamp(limitBytes / 5, 48 * MIB, 4096 * MIB);
+        long direct;
+        long budget;
+        if (budgetBytes > 0) {
+            direct = (long) (budgetBytes / LOG_SHARE_OF_DIRECT) + 16 * MIB;
+            heap = clamp(budgetBytes / 3, 48 * MIB, 4096 * MIB);
+            budget = budgetBytes;
+            source = "--memory-budget";
+        } else {
+            direct = Math.max(32 * MIB, limitBytes - heap - headroom);
+            budget = (long) (direct * LOG_SHARE_OF_DIRECT);
+        }
+        return new MemoryPlan(limitBytes, source, heap, direct, headroom, budget);
+    }
+
+    /** The budget the running JVM can honour: the configured one, capped by the direct memory it really has. */
+    public static long effectiveBudget(long configuredBudgetBytes) {
         long direct = PlatformDependent.maxDirectMemory();
-        return new MemoryPlan(direct, (long) (direct * LOG_SHARE));
+        long cap = (long) (direct * LOG_SHARE_OF_DIRECT);
+        if (configuredBudgetBytes > 0) {
+            return Math.min(configuredBudgetBytes, Math.max(cap, 1));
+        }
+        ContainerMemory c = ContainerMemory.detect();
+        return Math.min(cap, forLimit(c.limitBytes(), c.source(), 0).budgetBytes());
+    }
+
+    private static long clamp(long v, long min, long max) {
+        return Math.max(min, Math.min(max, v));
+    }
+
+    /** JVM flags that realise this plan. */
+    public String jvmFlags() {
+        return "-Xmx" + (heapBytes / MIB) + "m -XX:MaxDirectMemorySize="
+                + (directBytes / MIB) + "m";
+    }
+
+    public String describe() {
+        return "memory plan: limit " + Quantities.formatBytes(limitBytes / MIB * MIB) + " (" + source + "), heap "
+                + heapBytes / MIB + "m, direct " + directBytes / MIB + "m, JVM headroom " + headroomBytes / MIB
+                + "m, event-log budget " + budgetBytes / MIB + "m";
+    }
+
+    /**
+     * Prints the JVM flags for this machine on stdout and the plan on stderr:
+     * {@code java -cp iqstream-server.jar io.iqstream.server.admission.MemoryPlan [budget]}.
+     */
+    public static void main(String[] args) {
+        long budget = args.length > 0 && !args[0].isEmpty() ? Quantities.parseBytes(args[0]) : 0;
+        ContainerMemory c = ContainerMemory.detect();
+        MemoryPlan plan = forLimit(c.limitBytes(), c.source(), budget);
+        System.err.println("iqstream: " + plan.describe());
+        System.out.println(plan.jvmFlags());
     }
 }

@@ -1,5 +1,75 @@
 package io.iqstream.server.auth;
 
-/** STUB until the auth package lands. */
-public record AuthSettings(boolean enabled, String hmacSecret, java.nio.file.Path publicKeyPem,
-        java.nio.file.Path jwksFile, String issuer, String audience, java.time.Duration clockSkew, int cacheSize) {}
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * Authorization settings, built once from flags and environment and checked by
+ * {@link Authorizer#create(AuthSettings)}.
+ *
+ * <p>{@code enabled == false} means {@code --auth none}: every request is allowed and the key
+ * fields are ignored. When enabled, exactly one key source is given: {@code hmacSecret}
+ * ({@code --jwt-secret}, used as its UTF-8 bytes, at least 32 of them), {@code publicKeyPem}
+ * ({@code --jwt-public-key}, one SubjectPublicKeyInfo "PUBLIC KEY" or an X.509 certificate) or
+ * {@code jwksFile} ({@code --jwks}). {@code issuer} and {@code audience} are checked when not
+ * null or blank. {@code clockSkew} widens {@code exp}/{@code nbf} (null: {@link #DEFAULT_CLOCK_SKEW});
+ * it is used in whole seconds, rounded up. {@code cacheSize} bounds the verified-token cache
+ * (0 turns the cache off).
+ *
+ * <p>Immutable; any thread.
+ */
+public record AuthSettings(boolean enabled, String hmacSecret, Path publicKeyPem, Path jwksFile,
+        String issuer, String audience, Duration clockSkew, int cacheSize) {
+
+    /** Clock skew allowed on {@code exp} and {@code nbf} unless configured. */
+    public static final Duration DEFAULT_CLOCK_SKEW = Duration.ofSeconds(30);
+
+    /**
+     * Verified tokens kept unless configured. At a few hundred bytes per token (the token text
+     * is the key) a full cache holds a few MiB; one token per browser for 16k concurrent
+     * browsers.
+     */
+    public static final int DEFAULT_CACHE_SIZE = 16_384;
+
+    /** {@code --auth none}: every request is allowed. */
+    public static AuthSettings disabled() {
+        return new AuthSettings(false, null, null, null, null, null, DEFAULT_CLOCK_SKEW, 0);
+    }
+
+    /** HS256/384/512 with the UTF-8 bytes of {@code secret}, no iss/aud checks, defaults otherwise. */
+    public static AuthSettings hmac(String secret) {
+        return new AuthSettings(true, secret, null, null, null, null, DEFAULT_CLOCK_SKEW, DEFAULT_CACHE_SIZE);
+    }
+
+    /** The public key in a PEM file, no iss/aud checks, defaults otherwise. */
+    public static AuthSettings publicKeyPem(Path pemFile) {
+        return new AuthSettings(true, null, pemFile, null, null, null, DEFAULT_CLOCK_SKEW, DEFAULT_CACHE_SIZE);
+    }
+
+    /** The public keys in a JWKS file, selected by {@code kid}, no iss/aud checks, defaults otherwise. */
+    public static AuthSettings jwks(Path jwksFile) {
+        return new AuthSettings(true, null, null, jwksFile, null, null, DEFAULT_CLOCK_SKEW, DEFAULT_CACHE_SIZE);
+    }
+
+    /** A copy that requires {@code iss == issuer} and {@code aud} to include {@code audience} (null: no check). */
+    public AuthSettings withClaims(String requiredIssuer, String requiredAudience) {
+        return new AuthSettings(enabled, hmacSecret, publicKeyPem, jwksFile, requiredIssuer, requiredAudience,
+                clockSkew, cacheSize);
+    }
+
+    /** A copy with another clock skew and cache size. */
+    public AuthSettings withLimits(Duration skew, int verifiedTokenCacheSize) {
+        return new AuthSettings(enabled, hmacSecret, publicKeyPem, jwksFile, issuer, audience, skew,
+                verifiedTokenCacheSize);
+    }
+
+    /** Like the record's own, but never shows the secret. */
+    @Override
+    public String toString() {
+        return "AuthSettings[enabled=" + enabled
+                + ", hmacSecret=" + (hmacSecret == null ? "null" : "(" + hmacSecret.length() + " chars, hidden)")
+                + ", publicKeyPem=" + publicKeyPem + ", jwksFile=" + jwksFile
+                + ", issuer=" + issuer + ", audience=" + audience
+                + ", clockSkew=" + clockSkew + ", cacheSize=" + cacheSize + "]";
+    }
+}

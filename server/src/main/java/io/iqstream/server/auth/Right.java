@@ -1,4 +1,24 @@
 package io.iqstream.server.auth;
 
-/** STUB until the auth package lands. */
-public enum Right { PUBLISH, SUBSCRIBE }
+/**
+ * A right a token can grant on a run, named by its key in the {@code iqstream} claim.
+ *
+ * <p>Immutable; any thread.
+ */
+public enum Right {
+    /** Append events to the run, delete it: {@code "publish"}. */
+    PUBLISH("publish"),
+    /** Read the run's event stream: {@code "subscribe"}. */
+    SUBSCRIBE("subscribe");
+
+    private final String claimKey;
+
+    Right(String claimKey) {
+        this.claimKey = claimKey;
+    }
+
+    /** The key of this right's pattern list inside the {@code iqstream} claim. */
+    public String claimKey() {
+        return claimKey;
+    }
+}

@@ -135,12 +135,14 @@ public final class RunLog {
             segments[i] = null;
         }
         long offset = 0;
+        long previousOld = 0;
         for (int i = 0; i < size; i++) {
-            int seg = (int) (ends[i] >>> 32);
-            int start = startOf(i, seg);
-            int end = (int) ends[i];
-            offset += end - start;
+            long old = ends[i];
+            int seg = (int) (old >>> 32);
+            int start = i > 0 && (int) (previousOld >>> 32) == seg ? (int) previousOld : 0;
+            offset += (int) old - start;
             ends[i] = offset;
+            previousOld = old;
         }
         segments[0] = whole;
         segmentFirstEvent[0] = 0;

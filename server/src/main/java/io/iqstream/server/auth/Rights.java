@@ -1,0 +1,53 @@
+package io.iqstream.server.auth;
+
+import java.util.Map;
+
+/**
+ * What one verified token grants, read from its {@code iqstream} claim:
+ * {@code {"subscribe": ["run-42", "thread-7:*"], "publish": ["*"]}}.
+ *
+ * <p>A token without the claim, or with a claim that is not a JSON object, grants nothing; so
+ * does a malformed pattern list (see {@link RunPatterns#fromClaimValue(Object)}). Such a token
+ * is still authenticated: its requests are forbidden (403), not unauthenticated (401).
+ *
+ * <p>Immutable; any thread. The checks do not allocate.
+ */
+final class Rights {
+
+    /** Name of the private claim that carries the rights. */
+    static final String CLAIM = "iqstream";
+
+    /** Grants nothing. */
+    static final Rights NONE = new Rights(RunPatterns.NONE, RunPatterns.NONE);
+
+    private final RunPatterns publish;
+    private final RunPatterns subscribe;
+
+    private Rights(RunPatterns publish, RunPatterns subscribe) {
+        this.publish = publish;
+        this.subscribe = subscribe;
+    }
+
+    /** Reads the value of the {@code iqstream} claim (null when the token has none). */
+    static Rights fromClaim(Object claim) {
+        if (!(claim instanceof Map<?, ?> map)) {
+            return NONE;
+        }
+        RunPatterns publish = RunPatterns.fromClaimValue(map.get(Right.PUBLISH.claimKey()));
+        RunPatterns subscribe = RunPatterns.fromClaimValue(map.get(Right.SUBSCRIBE.claimKey()));
+        if (publish.isEmpty() && subscribe.isEmpty()) {
+            return NONE;
+        }
+        return new Rights(publish, subscribe);
+    }
+
+    /** Whether {@code right} is granted on {@code runId}. */
+    boolean allows(String runId, Right right) {
+        return (right == Right.PUBLISH ? publish : subscribe).matches(runId);
+    }
+
+    /** Whether either right is granted on {@code runId}. */
+    boolean allowsEither(String runId) {
+        return publish.matches(runId) || subscribe.matches(runId);
+    }
+}

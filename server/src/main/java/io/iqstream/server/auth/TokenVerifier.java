@@ -1,0 +1,94 @@
+package io.iqstream.server.auth;
+
+import io.jsonwebtoken.Claims;
+import io.jsonwebtoken.JwtException;
+import io.jsonwebtoken.JwtParser;
+import io.jsonwebtoken.JwtParserBuilder;
+import io.jsonwebtoken.Jwts;
+import io.jsonwebtoken.jackson.io.JacksonDeserializer;
+import java.time.Clock;
+import java.util.Date;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Verifies a JWT with jjwt and reads its rights: signature by a {@link KeyRing} key (unsigned
+ * tokens, JWE and algorithm confusion refused), {@code exp}/{@code nbf} within the clock skew,
+ * and {@code iss}/{@code aud} when configured. A token without {@code exp} is accepted and
+ * never expires.
+ *
+ * <p>Any thread: the jjwt parser is immutable and thread-safe. A token that fails is a null
+ * result, logged at debug level, never an exception.
+ */
+final class TokenVerifier {
+
+    private static final Logger LOG = LoggerFactory.getLogger(TokenVerifier.class);
+
+    /** A verified token: its rights and the epoch millisecond from which it is no longer accepted. */
+    record Verified(Rights rights, long expiresAtMs) {
+    }
+
+    private final JwtParser parser;
+    private final long clockSkewMs;
+
+    /**
+     * @param issuer required {@code iss}, or null
+     * @param audience a value {@code aud} must hold, or null
+     * @param clockSkewSeconds allowed skew on {@code exp} and {@code nbf}
+     * @param clock the time tokens are checked against
+     */
+    TokenVerifier(KeyRing keys, String issuer, String audience, long clockSkewSeconds, Clock clock) {
+        JwtParserBuilder builder = Jwts.parser()
+                .keyLocator(keys)
+                .json(new JacksonDeserializer<>())
+                .clockSkewSeconds(clockSkewSeconds)
+                .clock(() -> new Date(clock.millis()));
+        if (issuer != null) {
+            builder.requireIssuer(issuer);
+        }
+        if (audience != null) {
+            builder.requireAudience(audience);
+        }
+        this.parser = builder.build();
+        this.clockSkewMs = clockSkewSeconds * 1000;
+    }
+
+    /** The token's rights and expiry, or null when it is not valid now. */
+    Verified verify(String token) {
+        Claims claims;
+        try {
+            claims = parser.parseSignedClaims(token).getPayload();
+        } catch (JwtException | IllegalArgumentException e) {
+            if (LOG.isDebugEnabled()) {
+                LOG.debug("token refused: {}", printable(e.getMessage()));
+            }
+            return null;
+        } catch (RuntimeException e) {
+            // jjwt is meant to answer hostile input with a JwtException; anything else is
+            // a bug there or here, but the token is still not verified: refuse it.
+            LOG.warn("token refused after an unexpected {} (a bug worth reporting)", e.getClass().getName(), e);
+            return null;
+        }
+        Date exp = claims.getExpiration();
+        long expiresAtMs = exp == null ? Long.MAX_VALUE : saturatedAdd(exp.getTime(), clockSkewMs);
+        return new Verified(Rights.fromClaim(claims.get(Rights.CLAIM)), expiresAtMs);
+    }
+
+    private static long saturatedAdd(long a, long b) {
+        long sum = a + b;
+        return ((a ^ sum) & (b ^ sum)) < 0 ? Long.MAX_VALUE : sum;
+    }
+
+    /** Message text with control characters replaced, so a token cannot forge log lines. */
+    private static String printable(String message) {
+        if (message == null) {
+            return "";
+        }
+        StringBuilder text = new StringBuilder(Math.min(message.length(), 500));
+        for (int i = 0; i < message.length() && i < 500; i++) {
+            char c = message.charAt(i);
+            text.append(Character.isISOControl(c) ? '?' : c);
+        }
+        return text.toString();
+    }
+}

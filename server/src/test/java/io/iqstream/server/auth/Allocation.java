@@ -1,0 +1,31 @@
+package io.iqstream.server.auth;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.management.ManagementFactory;
+import org.junit.jupiter.api.Assumptions;
+
+/** Measures bytes allocated by the current thread, via the JDK's com.sun.management extension. */
+final class Allocation {
+
+    private Allocation() {
+    }
+
+    /** Runs {@code work} three times to warm up, then asserts the fourth run allocates (almost) nothing. */
+    static void assertNoAllocation(Runnable work) {
+        if (!(ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean bean)
+                || !bean.isThreadAllocatedMemorySupported() || !bean.isThreadAllocatedMemoryEnabled()) {
+            Assumptions.abort("thread allocation counting is not available");
+            return;
+        }
+        long thread = Thread.currentThread().threadId();
+        for (int i = 0; i < 3; i++) {
+            work.run();
+        }
+        long before = bean.getThreadAllocatedBytes(thread);
+        work.run();
+        long allocated = bean.getThreadAllocatedBytes(thread) - before;
+        // The counter calls themselves may allocate a little; the work is thousands of calls.
+        assertTrue(allocated < 1024, "allocated " + allocated + " bytes");
+    }
+}
