@@ -144,6 +144,11 @@ public final class PublishSession implements EventSink {
         }
     }
 
+    /** The publishing connection. */
+    public io.netty.channel.Channel channel() {
+        return ctx.channel();
+    }
+
     public boolean isFinished() {
         return finished;
     }

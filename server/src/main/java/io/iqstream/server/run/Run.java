@@ -149,6 +149,11 @@ public final class Run {
         readers.remove(reader);
     }
 
+    /** The readers attached now (a read-only view; the owning loop only). */
+    public java.util.List<RunReader> readers() {
+        return java.util.Collections.unmodifiableList(readers);
+    }
+
     public int readerCount() {
         return readers.size();
     }

@@ -10,6 +10,9 @@ public interface RunReader {
     /** Flushes what {@link #eventsAvailable()} wrote during this loop turn. */
     void flush();
 
+    /** The connection this reader writes to. */
+    io.netty.channel.Channel channel();
+
     /** The run is gone (deleted or expired): end the stream now. */
     void runDropped();
 }

@@ -190,6 +190,11 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     }
 
     @Override
+    public io.netty.channel.Channel channel() {
+        return ctx.channel();
+    }
+
+    @Override
     public void eventsAvailable() {
         pump();
     }

@@ -1,9 +1,9 @@
 package io.iqstream.server.auth;
 
-import static io.iqstream.server.auth.TestTokens.b64;
-import static io.iqstream.server.auth.TestTokens.payload;
-import static io.iqstream.server.auth.TestTokens.rights;
-import static io.iqstream.server.auth.TestTokens.sign;
+import static io.iqstream.server.auth.TokenFixtures.b64;
+import static io.iqstream.server.auth.TokenFixtures.payload;
+import static io.iqstream.server.auth.TokenFixtures.rights;
+import static io.iqstream.server.auth.TokenFixtures.sign;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.jsonwebtoken.Jwts;
@@ -37,12 +37,12 @@ class AlgorithmConfusionTest {
 
     @Test
     void refusesUnsignedTokenWithAlgNone() {
-        Authorizer hmac = Authorizer.create(AuthSettings.hmac(TestTokens.SECRET_64));
+        Authorizer hmac = Authorizer.create(AuthSettings.hmac(TokenFixtures.SECRET_64));
         Authorizer rsa = Authorizer.create(AuthSettings.publicKeyPem(
-                TestTokens.writePem(dir, "k.pem", TestTokens.rsa(2048).getPublic())));
+                TokenFixtures.writePem(dir, "k.pem", TokenFixtures.rsa(2048).getPublic())));
         for (String alg : List.of("none", "None", "NONE")) {
-            String noSignature = TestTokens.raw(header(alg), payload(now, everything), "");
-            String junkSignature = TestTokens.raw(header(alg), payload(now, everything), b64(new byte[32]));
+            String noSignature = TokenFixtures.raw(header(alg), payload(now, everything), "");
+            String junkSignature = TokenFixtures.raw(header(alg), payload(now, everything), b64(new byte[32]));
             for (Authorizer authorizer : List.of(hmac, rsa)) {
                 assertEquals(AuthDecision.UNAUTHENTICATED, authorizer.authorize(noSignature, "r", Right.PUBLISH), alg);
                 assertEquals(AuthDecision.UNAUTHENTICATED, authorizer.authorize(junkSignature, "r", Right.PUBLISH), alg);
@@ -54,12 +54,12 @@ class AlgorithmConfusionTest {
 
     @Test
     void refusesHmacTokenKeyedWithTheConfiguredRsaPublicKey() throws Exception {
-        KeyPair pair = TestTokens.rsa(2048);
-        Path pem = TestTokens.writePem(dir, "k.pem", pair.getPublic());
+        KeyPair pair = TokenFixtures.rsa(2048);
+        Path pem = TokenFixtures.writePem(dir, "k.pem", pair.getPublic());
         byte[] pemBytes = Files.readAllBytes(pem);
         byte[] derBytes = pair.getPublic().getEncoded();
-        byte[] jwkBytes = Jwks.json(TestTokens.jwk(pair.getPublic(), "k")).getBytes(StandardCharsets.UTF_8);
-        Path jwks = TestTokens.writeJwks(dir, "keys.json", List.of(TestTokens.jwk(pair.getPublic(), "k")));
+        byte[] jwkBytes = Jwks.json(TokenFixtures.jwk(pair.getPublic(), "k")).getBytes(StandardCharsets.UTF_8);
+        Path jwks = TokenFixtures.writeJwks(dir, "keys.json", List.of(TokenFixtures.jwk(pair.getPublic(), "k")));
 
         for (Authorizer authorizer : List.of(Authorizer.create(AuthSettings.publicKeyPem(pem)),
                 Authorizer.create(AuthSettings.jwks(jwks)))) {
@@ -67,7 +67,7 @@ class AlgorithmConfusionTest {
                 for (String[] alg : new String[][] {{"HS256", "HmacSHA256"}, {"HS384", "HmacSHA384"}, {"HS512", "HmacSHA512"}}) {
                     Map<String, Object> h = header(alg[0]);
                     h.put("kid", "k");
-                    String forged = TestTokens.rawHmac(keyBytes, alg[1], h, payload(now, everything));
+                    String forged = TokenFixtures.rawHmac(keyBytes, alg[1], h, payload(now, everything));
                     assertEquals(AuthDecision.UNAUTHENTICATED, authorizer.authorize(forged, "r", Right.PUBLISH),
                             alg[0] + " keyed with " + keyBytes.length + " public-key bytes");
                 }
@@ -77,14 +77,14 @@ class AlgorithmConfusionTest {
 
     @Test
     void refusesTokenWhoseAlgorithmDoesNotMatchTheKeyType() {
-        KeyPair rsa = TestTokens.rsa(2048);
-        KeyPair p256 = TestTokens.ec("secp256r1");
-        KeyPair p384 = TestTokens.ec("secp384r1");
-        KeyPair ed = TestTokens.ed25519();
-        Authorizer rsaAuthorizer = Authorizer.create(AuthSettings.publicKeyPem(TestTokens.writePem(dir, "rsa.pem", rsa.getPublic())));
-        Authorizer ecAuthorizer = Authorizer.create(AuthSettings.publicKeyPem(TestTokens.writePem(dir, "ec.pem", p256.getPublic())));
-        Authorizer edAuthorizer = Authorizer.create(AuthSettings.publicKeyPem(TestTokens.writePem(dir, "ed.pem", ed.getPublic())));
-        Authorizer hmacAuthorizer = Authorizer.create(AuthSettings.hmac(TestTokens.SECRET_64));
+        KeyPair rsa = TokenFixtures.rsa(2048);
+        KeyPair p256 = TokenFixtures.ec("secp256r1");
+        KeyPair p384 = TokenFixtures.ec("secp384r1");
+        KeyPair ed = TokenFixtures.ed25519();
+        Authorizer rsaAuthorizer = Authorizer.create(AuthSettings.publicKeyPem(TokenFixtures.writePem(dir, "rsa.pem", rsa.getPublic())));
+        Authorizer ecAuthorizer = Authorizer.create(AuthSettings.publicKeyPem(TokenFixtures.writePem(dir, "ec.pem", p256.getPublic())));
+        Authorizer edAuthorizer = Authorizer.create(AuthSettings.publicKeyPem(TokenFixtures.writePem(dir, "ed.pem", ed.getPublic())));
+        Authorizer hmacAuthorizer = Authorizer.create(AuthSettings.hmac(TokenFixtures.SECRET_64));
 
         String es256 = sign(p256.getPrivate(), Jwts.SIG.ES256, null, now, everything);
         String rs256 = sign(rsa.getPrivate(), Jwts.SIG.RS256, null, now, everything);
@@ -107,12 +107,12 @@ class AlgorithmConfusionTest {
 
     @Test
     void refusesATokenWhoseHeaderAlgorithmWasRewritten() {
-        KeyPair rsa = TestTokens.rsa(2048);
-        Authorizer authorizer = Authorizer.create(AuthSettings.publicKeyPem(TestTokens.writePem(dir, "rsa.pem", rsa.getPublic())));
+        KeyPair rsa = TokenFixtures.rsa(2048);
+        Authorizer authorizer = Authorizer.create(AuthSettings.publicKeyPem(TokenFixtures.writePem(dir, "rsa.pem", rsa.getPublic())));
         String rs256 = sign(rsa.getPrivate(), Jwts.SIG.RS256, null, now, everything);
         String[] parts = rs256.split("\\.");
         for (String alg : List.of("PS256", "RS512", "HS256", "none")) {
-            String rewritten = b64(TestTokens.json(header(alg))) + "." + parts[1] + "." + parts[2];
+            String rewritten = b64(TokenFixtures.json(header(alg))) + "." + parts[1] + "." + parts[2];
             assertEquals(AuthDecision.UNAUTHENTICATED, authorizer.authorize(rewritten, "r", Right.PUBLISH), alg);
         }
         assertEquals(AuthDecision.ALLOWED, authorizer.authorize(rs256, "r", Right.PUBLISH));
@@ -120,21 +120,21 @@ class AlgorithmConfusionTest {
 
     @Test
     void ignoresAKeyEmbeddedInTheTokenHeader() {
-        KeyPair configured = TestTokens.ec("secp256r1");
-        KeyPair attacker = TestTokens.ec("secp256r1");
-        Authorizer authorizer = Authorizer.create(AuthSettings.jwks(TestTokens.writeJwks(dir, "keys.json",
-                List.of(TestTokens.jwk(configured.getPublic(), "k")))));
-        var builder = TestTokens.builder(now, everything);
-        builder.header().keyId("k").add("jwk", TestTokens.jwk(attacker.getPublic(), "k"));
-        String token = TestTokens.signWith(builder, attacker.getPrivate(), Jwts.SIG.ES256);
+        KeyPair configured = TokenFixtures.ec("secp256r1");
+        KeyPair attacker = TokenFixtures.ec("secp256r1");
+        Authorizer authorizer = Authorizer.create(AuthSettings.jwks(TokenFixtures.writeJwks(dir, "keys.json",
+                List.of(TokenFixtures.jwk(configured.getPublic(), "k")))));
+        var builder = TokenFixtures.builder(now, everything);
+        builder.header().keyId("k").add("jwk", TokenFixtures.jwk(attacker.getPublic(), "k"));
+        String token = TokenFixtures.signWith(builder, attacker.getPrivate(), Jwts.SIG.ES256);
 
         assertEquals(AuthDecision.UNAUTHENTICATED, authorizer.authorize(token, "r", Right.PUBLISH));
     }
 
     @Test
     void refusesMalformedTokens() {
-        Authorizer authorizer = Authorizer.create(AuthSettings.hmac(TestTokens.SECRET_64));
-        String valid = TestTokens.hmacToken(TestTokens.SECRET_64, now, everything);
+        Authorizer authorizer = Authorizer.create(AuthSettings.hmac(TokenFixtures.SECRET_64));
+        String valid = TokenFixtures.hmacToken(TokenFixtures.SECRET_64, now, everything);
         String[] parts = valid.split("\\.");
         List<String> bad = List.of("", "x", "a.b", "a.b.c", "...", valid + "x", valid + ".", parts[0] + "." + parts[1],
                 parts[0] + "." + b64("{\"iqstream\":{\"publish\":[\"*\"]}}".getBytes(StandardCharsets.UTF_8)) + "." + parts[2],

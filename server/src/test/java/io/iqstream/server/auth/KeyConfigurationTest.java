@@ -47,7 +47,7 @@ class KeyConfigurationTest {
         assertMentions(refusal(new AuthSettings(true, null, null, null, null, null, null, 10)),
                 "no key is configured", "--jwt-secret", "--jwt-public-key", "--jwks");
         assertMentions(refusal(new AuthSettings(true, "", null, null, null, null, null, 10)), "no key is configured");
-        assertMentions(refusal(new AuthSettings(true, TestTokens.SECRET_32, dir.resolve("k.pem"), null, null, null, null, 10)),
+        assertMentions(refusal(new AuthSettings(true, TokenFixtures.SECRET_32, dir.resolve("k.pem"), null, null, null, null, 10)),
                 "several JWT key sources", "--jwt-secret --jwt-public-key)", "exactly one");
     }
 
@@ -59,8 +59,8 @@ class KeyConfigurationTest {
 
     @Test
     void refusesNegativeSkewAndCacheSize() {
-        assertMentions(refusal(AuthSettings.hmac(TestTokens.SECRET_32).withLimits(Duration.ofSeconds(-1), 10)), "clock skew");
-        assertMentions(refusal(AuthSettings.hmac(TestTokens.SECRET_32).withLimits(Duration.ofSeconds(1), -1)), "cache size");
+        assertMentions(refusal(AuthSettings.hmac(TokenFixtures.SECRET_32).withLimits(Duration.ofSeconds(-1), 10)), "clock skew");
+        assertMentions(refusal(AuthSettings.hmac(TokenFixtures.SECRET_32).withLimits(Duration.ofSeconds(1), -1)), "cache size");
     }
 
     @Test
@@ -73,31 +73,31 @@ class KeyConfigurationTest {
 
     @Test
     void refusesPemFilesWithoutExactlyOnePublicKey() {
-        KeyPair a = TestTokens.rsa(2048);
-        Path garbage = TestTokens.write(dir.resolve("garbage.pem"), "hello");
+        KeyPair a = TokenFixtures.rsa(2048);
+        Path garbage = TokenFixtures.write(dir.resolve("garbage.pem"), "hello");
         assertMentions(refusal(AuthSettings.publicKeyPem(garbage)), garbage.toString(), "no '-----BEGIN PUBLIC KEY-----' block");
 
-        Path two = TestTokens.write(dir.resolve("two.pem"), TestTokens.pem(a.getPublic()) + TestTokens.pem(TestTokens.ed25519().getPublic()));
+        Path two = TokenFixtures.write(dir.resolve("two.pem"), TokenFixtures.pem(a.getPublic()) + TokenFixtures.pem(TokenFixtures.ed25519().getPublic()));
         assertMentions(refusal(AuthSettings.publicKeyPem(two)), "holds 2 keys", "JWKS");
 
         String privatePem = "-----BEGIN PRIVATE KEY-----\n"
                 + Base64.getMimeEncoder().encodeToString(a.getPrivate().getEncoded()) + "\n-----END PRIVATE KEY-----\n";
-        Path priv = TestTokens.write(dir.resolve("private.pem"), privatePem);
+        Path priv = TokenFixtures.write(dir.resolve("private.pem"), privatePem);
         assertMentions(refusal(AuthSettings.publicKeyPem(priv)), "private key", "openssl pkey -in " + priv + " -pubout");
 
-        Path pkcs1 = TestTokens.write(dir.resolve("pkcs1.pem"), "-----BEGIN RSA PUBLIC KEY-----\nMAA=\n-----END RSA PUBLIC KEY-----\n");
+        Path pkcs1 = TokenFixtures.write(dir.resolve("pkcs1.pem"), "-----BEGIN RSA PUBLIC KEY-----\nMAA=\n-----END RSA PUBLIC KEY-----\n");
         assertMentions(refusal(AuthSettings.publicKeyPem(pkcs1)), "PKCS#1", "openssl rsa -RSAPublicKey_in");
     }
 
     @Test
     void refusesDamagedAndUnsupportedPemKeys() {
-        Path damaged = TestTokens.write(dir.resolve("damaged.pem"), "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----\n");
+        Path damaged = TokenFixtures.write(dir.resolve("damaged.pem"), "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----\n");
         assertMentions(refusal(AuthSettings.publicKeyPem(damaged)), damaged.toString(), "neither RSA, EC nor Ed25519/Ed448, or is damaged");
 
-        Path weak = TestTokens.writePem(dir, "weak.pem", TestTokens.rsa(1024).getPublic());
+        Path weak = TokenFixtures.writePem(dir, "weak.pem", TokenFixtures.rsa(1024).getPublic());
         assertMentions(refusal(AuthSettings.publicKeyPem(weak)), weak.toString(), "1024 bits", "at least 2048");
 
-        Path secp256k1 = TestTokens.write(dir.resolve("k1.pem"), "-----BEGIN PUBLIC KEY-----\n"
+        Path secp256k1 = TokenFixtures.write(dir.resolve("k1.pem"), "-----BEGIN PUBLIC KEY-----\n"
                 + "MFYwEAYHKoZIzj0CAQYFK4EEAAoDQgAEXP3fN3XKvbnkKU5tDLMS7E1r2Wt1lY0h\n"
                 + "ZBSIcoJ0ChycfwBP3zyFN5DiOd4o2PReUpKM+CvhvEYAmHH1lnm14w==\n-----END PUBLIC KEY-----\n");
         String message = refusal(AuthSettings.publicKeyPem(secp256k1));
@@ -118,7 +118,7 @@ class KeyConfigurationTest {
 
         java.security.KeyStore ks = java.security.KeyStore.getInstance(keystore.toFile(), "changeit".toCharArray());
         java.security.Key key = ks.getKey("k", "changeit".toCharArray());
-        String token = TestTokens.sign(key, Jwts.SIG.ES256, null, Instant.now(), TestTokens.rights(List.of("*"), List.of()));
+        String token = TokenFixtures.sign(key, Jwts.SIG.ES256, null, Instant.now(), TokenFixtures.rights(List.of("*"), List.of()));
         assertEquals(AuthDecision.ALLOWED, authorizer.authorize(token, "r", Right.PUBLISH));
     }
 
@@ -131,38 +131,38 @@ class KeyConfigurationTest {
 
     @Test
     void refusesJwksFilesThatAreNotUsableKeySets() throws IOException {
-        Path notJson = TestTokens.write(dir.resolve("a.json"), "not json");
+        Path notJson = TokenFixtures.write(dir.resolve("a.json"), "not json");
         assertMentions(refusal(AuthSettings.jwks(notJson)), notJson.toString(), "not a valid JWK Set");
 
-        Path noKeys = TestTokens.write(dir.resolve("b.json"), "{}");
+        Path noKeys = TokenFixtures.write(dir.resolve("b.json"), "{}");
         assertMentions(refusal(AuthSettings.jwks(noKeys)), "not a valid JWK Set", "keys");
 
-        Path damaged = TestTokens.write(dir.resolve("c.json"), "{\"keys\":[{\"kty\":\"RSA\",\"n\":\"zz\"}]}");
+        Path damaged = TokenFixtures.write(dir.resolve("c.json"), "{\"keys\":[{\"kty\":\"RSA\",\"n\":\"zz\"}]}");
         assertMentions(refusal(AuthSettings.jwks(damaged)), "not a valid JWK Set");
 
-        Path oct = TestTokens.writeJwks(dir, "d.json", List.of(Jwks.builder().key(Jwts.SIG.HS256.key().build()).id("s").build()));
+        Path oct = TokenFixtures.writeJwks(dir, "d.json", List.of(Jwks.builder().key(Jwts.SIG.HS256.key().build()).id("s").build()));
         assertMentions(refusal(AuthSettings.jwks(oct)), "symmetric 'oct' key", "--jwt-secret");
 
-        KeyPair rsa = TestTokens.rsa(2048);
-        Path priv = TestTokens.writeJwks(dir, "e.json", List.of(Jwks.builder().rsaKeyPair(rsa).id("p").build()));
+        KeyPair rsa = TokenFixtures.rsa(2048);
+        Path priv = TokenFixtures.writeJwks(dir, "e.json", List.of(Jwks.builder().rsaKeyPair(rsa).id("p").build()));
         assertMentions(refusal(AuthSettings.jwks(priv)), "kid p", "private key material");
 
-        Path dup = TestTokens.writeJwks(dir, "f.json", List.of(TestTokens.jwk(rsa.getPublic(), "x"),
-                TestTokens.jwk(TestTokens.ed25519().getPublic(), "x")));
+        Path dup = TokenFixtures.writeJwks(dir, "f.json", List.of(TokenFixtures.jwk(rsa.getPublic(), "x"),
+                TokenFixtures.jwk(TokenFixtures.ed25519().getPublic(), "x")));
         assertMentions(refusal(AuthSettings.jwks(dup)), "two keys with kid x");
 
         List<io.jsonwebtoken.security.Jwk<?>> noKid = new ArrayList<>();
         noKid.add(Jwks.builder().key(rsa.getPublic()).build());
-        noKid.add(TestTokens.jwk(TestTokens.ed25519().getPublic(), "y"));
-        assertMentions(refusal(AuthSettings.jwks(TestTokens.writeJwks(dir, "g.json", noKid))), "without 'kid'");
+        noKid.add(TokenFixtures.jwk(TokenFixtures.ed25519().getPublic(), "y"));
+        assertMentions(refusal(AuthSettings.jwks(TokenFixtures.writeJwks(dir, "g.json", noKid))), "without 'kid'");
 
-        Path wrongAlg = TestTokens.writeJwks(dir, "h.json", List.of(Jwks.builder().key(rsa.getPublic()).id("r").algorithm("ES256").build()));
+        Path wrongAlg = TokenFixtures.writeJwks(dir, "h.json", List.of(Jwks.builder().key(rsa.getPublic()).id("r").algorithm("ES256").build()));
         assertMentions(refusal(AuthSettings.jwks(wrongAlg)), "names alg ES256", "RS256");
 
-        Path onlyEnc = TestTokens.writeJwks(dir, "i.json", List.of(Jwks.builder().key(rsa.getPublic()).id("e").publicKeyUse("enc").build()));
+        Path onlyEnc = TokenFixtures.writeJwks(dir, "i.json", List.of(Jwks.builder().key(rsa.getPublic()).id("e").publicKeyUse("enc").build()));
         assertMentions(refusal(AuthSettings.jwks(onlyEnc)), "no signature-verification key");
 
-        Path weak = TestTokens.writeJwks(dir, "j.json", List.of(TestTokens.jwk(TestTokens.rsa(1024).getPublic(), "w")));
+        Path weak = TokenFixtures.writeJwks(dir, "j.json", List.of(TokenFixtures.jwk(TokenFixtures.rsa(1024).getPublic(), "w")));
         assertMentions(refusal(AuthSettings.jwks(weak)), weak.toString(), "kid w", "1024 bits");
 
         Path empty = Files.writeString(dir.resolve("k.json"), "{\"keys\":[]}");
@@ -171,7 +171,7 @@ class KeyConfigurationTest {
 
     @Test
     void settingsNeverPrintTheSecret() {
-        String text = AuthSettings.hmac(TestTokens.SECRET_64).toString();
-        assertTrue(!text.contains(TestTokens.SECRET_32) && text.contains("64 chars, hidden"), text);
+        String text = AuthSettings.hmac(TokenFixtures.SECRET_64).toString();
+        assertTrue(!text.contains(TokenFixtures.SECRET_32) && text.contains("64 chars, hidden"), text);
     }
 }

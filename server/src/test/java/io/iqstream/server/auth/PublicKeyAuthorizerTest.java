@@ -1,7 +1,7 @@
 package io.iqstream.server.auth;
 
-import static io.iqstream.server.auth.TestTokens.rights;
-import static io.iqstream.server.auth.TestTokens.sign;
+import static io.iqstream.server.auth.TokenFixtures.rights;
+import static io.iqstream.server.auth.TokenFixtures.sign;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -38,22 +38,22 @@ class PublicKeyAuthorizerTest {
 
     static Stream<Family> families() {
         return Stream.of(
-                new Family("RS256", () -> TestTokens.rsa(2048), Jwts.SIG.RS256),
-                new Family("RS384", () -> TestTokens.rsa(2048), Jwts.SIG.RS384),
-                new Family("RS512", () -> TestTokens.rsa(2048), Jwts.SIG.RS512),
-                new Family("PS256", () -> TestTokens.rsa(2048), Jwts.SIG.PS256),
-                new Family("ES256", () -> TestTokens.ec("secp256r1"), Jwts.SIG.ES256),
-                new Family("ES384", () -> TestTokens.ec("secp384r1"), Jwts.SIG.ES384),
-                new Family("ES512", () -> TestTokens.ec("secp521r1"), Jwts.SIG.ES512),
-                new Family("EdDSA Ed25519", TestTokens::ed25519, Jwts.SIG.EdDSA),
-                new Family("EdDSA Ed448", TestTokens::ed448, Jwts.SIG.EdDSA));
+                new Family("RS256", () -> TokenFixtures.rsa(2048), Jwts.SIG.RS256),
+                new Family("RS384", () -> TokenFixtures.rsa(2048), Jwts.SIG.RS384),
+                new Family("RS512", () -> TokenFixtures.rsa(2048), Jwts.SIG.RS512),
+                new Family("PS256", () -> TokenFixtures.rsa(2048), Jwts.SIG.PS256),
+                new Family("ES256", () -> TokenFixtures.ec("secp256r1"), Jwts.SIG.ES256),
+                new Family("ES384", () -> TokenFixtures.ec("secp384r1"), Jwts.SIG.ES384),
+                new Family("ES512", () -> TokenFixtures.ec("secp521r1"), Jwts.SIG.ES512),
+                new Family("EdDSA Ed25519", TokenFixtures::ed25519, Jwts.SIG.EdDSA),
+                new Family("EdDSA Ed448", TokenFixtures::ed448, Jwts.SIG.EdDSA));
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("families")
     void acceptsTokenSignedWithThePemKeysPrivateHalf(Family family) {
         KeyPair pair = family.keys().get();
-        Authorizer authorizer = Authorizer.create(AuthSettings.publicKeyPem(TestTokens.writePem(dir, "k.pem", pair.getPublic())));
+        Authorizer authorizer = Authorizer.create(AuthSettings.publicKeyPem(TokenFixtures.writePem(dir, "k.pem", pair.getPublic())));
         String token = sign(pair.getPrivate(), family.alg(), "ignored-kid", now, subscribeRun1);
 
         assertEquals(AuthDecision.ALLOWED, authorizer.authorize(token, "run-1", Right.SUBSCRIBE));
@@ -65,7 +65,7 @@ class PublicKeyAuthorizerTest {
     @MethodSource("families")
     void refusesTokenSignedWithAnotherKeyOfTheSameKind(Family family) {
         Authorizer authorizer = Authorizer.create(AuthSettings.publicKeyPem(
-                TestTokens.writePem(dir, "k.pem", family.keys().get().getPublic())));
+                TokenFixtures.writePem(dir, "k.pem", family.keys().get().getPublic())));
         String forged = sign(family.keys().get().getPrivate(), family.alg(), null, now, subscribeRun1);
 
         assertEquals(AuthDecision.UNAUTHENTICATED, authorizer.authorize(forged, "run-1", Right.SUBSCRIBE));
@@ -75,9 +75,9 @@ class PublicKeyAuthorizerTest {
     @MethodSource("families")
     void selectsTheJwksKeyByKid(Family family) {
         KeyPair pair = family.keys().get();
-        KeyPair other = TestTokens.ec("secp256r1");
-        Path jwks = TestTokens.writeJwks(dir, "keys.json", List.of(
-                TestTokens.jwk(other.getPublic(), "other"), TestTokens.jwk(pair.getPublic(), "mine")));
+        KeyPair other = TokenFixtures.ec("secp256r1");
+        Path jwks = TokenFixtures.writeJwks(dir, "keys.json", List.of(
+                TokenFixtures.jwk(other.getPublic(), "other"), TokenFixtures.jwk(pair.getPublic(), "mine")));
         Authorizer authorizer = Authorizer.create(AuthSettings.jwks(jwks));
 
         assertEquals(AuthDecision.ALLOWED, authorizer.authorize(
@@ -96,8 +96,8 @@ class PublicKeyAuthorizerTest {
     @MethodSource("families")
     void usesTheOnlyJwksKeyForATokenWithoutKid(Family family) {
         KeyPair pair = family.keys().get();
-        Authorizer authorizer = Authorizer.create(AuthSettings.jwks(TestTokens.writeJwks(dir, "keys.json",
-                List.of(TestTokens.jwk(pair.getPublic(), "only")))));
+        Authorizer authorizer = Authorizer.create(AuthSettings.jwks(TokenFixtures.writeJwks(dir, "keys.json",
+                List.of(TokenFixtures.jwk(pair.getPublic(), "only")))));
 
         assertEquals(AuthDecision.ALLOWED, authorizer.authorize(
                 sign(pair.getPrivate(), family.alg(), null, now, subscribeRun1), "run-1", Right.SUBSCRIBE));
@@ -107,9 +107,9 @@ class PublicKeyAuthorizerTest {
 
     @Test
     void skipsEncryptionKeysInTheJwks() {
-        KeyPair sig = TestTokens.rsa(2048);
-        KeyPair enc = TestTokens.rsa(2048);
-        Path jwks = TestTokens.writeJwks(dir, "keys.json", List.of(
+        KeyPair sig = TokenFixtures.rsa(2048);
+        KeyPair enc = TokenFixtures.rsa(2048);
+        Path jwks = TokenFixtures.writeJwks(dir, "keys.json", List.of(
                 Jwks.builder().key(enc.getPublic()).id("enc").publicKeyUse("enc").build(),
                 Jwks.builder().key(sig.getPublic()).id("sig").publicKeyUse("sig").build()));
         Authorizer authorizer = Authorizer.create(AuthSettings.jwks(jwks));
@@ -123,8 +123,8 @@ class PublicKeyAuthorizerTest {
 
     @Test
     void holdsAJwkToTheAlgItNames() {
-        KeyPair pair = TestTokens.rsa(2048);
-        Path jwks = TestTokens.writeJwks(dir, "keys.json", List.of(
+        KeyPair pair = TokenFixtures.rsa(2048);
+        Path jwks = TokenFixtures.writeJwks(dir, "keys.json", List.of(
                 Jwks.builder().key(pair.getPublic()).id("k").algorithm("RS256").build()));
         Authorizer authorizer = Authorizer.create(AuthSettings.jwks(jwks));
 
@@ -138,12 +138,12 @@ class PublicKeyAuthorizerTest {
 
     @Test
     void describesTheKeysForTheStartupLog() {
-        Path pem = TestTokens.writePem(dir, "k.pem", TestTokens.ec("secp256r1").getPublic());
+        Path pem = TokenFixtures.writePem(dir, "k.pem", TokenFixtures.ec("secp256r1").getPublic());
         String pemText = Authorizer.create(AuthSettings.publicKeyPem(pem)).describe();
         assertTrue(pemText.contains("EC P-256 (ES256)") && pemText.contains(pem.toString()), pemText);
 
-        Path jwks = TestTokens.writeJwks(dir, "keys.json", List.of(
-                TestTokens.jwk(TestTokens.rsa(2048).getPublic(), "a"), TestTokens.jwk(TestTokens.ed25519().getPublic(), "b")));
+        Path jwks = TokenFixtures.writeJwks(dir, "keys.json", List.of(
+                TokenFixtures.jwk(TokenFixtures.rsa(2048).getPublic(), "a"), TokenFixtures.jwk(TokenFixtures.ed25519().getPublic(), "b")));
         String jwksText = Authorizer.create(AuthSettings.jwks(jwks)).describe();
         assertTrue(jwksText.contains("2 keys") && jwksText.contains("kid a: RSA 2048-bit")
                 && jwksText.contains("kid b: Ed25519 (EdDSA)"), jwksText);

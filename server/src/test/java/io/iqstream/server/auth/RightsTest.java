@@ -1,6 +1,6 @@
 package io.iqstream.server.auth;
 
-import static io.iqstream.server.auth.TestTokens.rights;
+import static io.iqstream.server.auth.TokenFixtures.rights;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -15,11 +15,11 @@ import org.junit.jupiter.api.Test;
 /** The iqstream claim's patterns, and 401 versus 403. */
 class RightsTest {
 
-    private final Authorizer authorizer = Authorizer.create(AuthSettings.hmac(TestTokens.SECRET_64));
+    private final Authorizer authorizer = Authorizer.create(AuthSettings.hmac(TokenFixtures.SECRET_64));
     private final Instant now = Instant.now();
 
     private String token(Object claim) {
-        return TestTokens.hmacToken(TestTokens.SECRET_64, now, claim);
+        return TokenFixtures.hmacToken(TokenFixtures.SECRET_64, now, claim);
     }
 
     @Test
@@ -109,7 +109,7 @@ class RightsTest {
 
     @Test
     void missingOrBadTokenIsUnauthenticatedWhateverTheRun() {
-        String otherSecret = TestTokens.hmacToken("another-secret-of-at-least-32-bytes!!", now, rights(List.of("*"), List.of("*")));
+        String otherSecret = TokenFixtures.hmacToken("another-secret-of-at-least-32-bytes!!", now, rights(List.of("*"), List.of("*")));
         for (String t : new String[] {null, "", otherSecret}) {
             assertEquals(AuthDecision.UNAUTHENTICATED, authorizer.authorize(t, "run-1", Right.PUBLISH));
             assertEquals(AuthDecision.UNAUTHENTICATED, authorizer.authorize(t, "run-1", Right.SUBSCRIBE));

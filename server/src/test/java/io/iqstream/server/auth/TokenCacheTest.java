@@ -1,6 +1,6 @@
 package io.iqstream.server.auth;
 
-import static io.iqstream.server.auth.TestTokens.rights;
+import static io.iqstream.server.auth.TokenFixtures.rights;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -25,11 +25,11 @@ class TokenCacheTest {
     private final Rights someRights = Rights.fromClaim(rights(List.of("*"), List.of()));
 
     private Authorizer authorizer(int cacheSize) {
-        return Authorizer.create(AuthSettings.hmac(TestTokens.SECRET_64).withLimits(Duration.ofSeconds(30), cacheSize), clock);
+        return Authorizer.create(AuthSettings.hmac(TokenFixtures.SECRET_64).withLimits(Duration.ofSeconds(30), cacheSize), clock);
     }
 
     private String token(String runId) {
-        return TestTokens.hmacToken(TestTokens.SECRET_64, now, rights(List.of(), List.of(runId)));
+        return TokenFixtures.hmacToken(TokenFixtures.SECRET_64, now, rights(List.of(), List.of(runId)));
     }
 
     @Test
@@ -61,7 +61,7 @@ class TokenCacheTest {
     @Test
     void failedVerificationsAreNotCached() {
         Authorizer authorizer = authorizer(100);
-        String forged = TestTokens.hmacToken("another-secret-of-at-least-32-bytes!!", now, rights(List.of("*"), List.of("*")));
+        String forged = TokenFixtures.hmacToken("another-secret-of-at-least-32-bytes!!", now, rights(List.of("*"), List.of("*")));
         for (int i = 0; i < 5; i++) {
             assertEquals(AuthDecision.UNAUTHENTICATED, authorizer.authorize(forged, "run-1", Right.PUBLISH));
         }

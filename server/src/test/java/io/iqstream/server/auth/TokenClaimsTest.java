@@ -1,6 +1,6 @@
 package io.iqstream.server.auth;
 
-import static io.iqstream.server.auth.TestTokens.rights;
+import static io.iqstream.server.auth.TokenFixtures.rights;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -20,14 +20,14 @@ class TokenClaimsTest {
     private final MutableClock clock = MutableClock.atNow();
     private final Instant now = clock.instant();
     private final Object subscribeAll = rights(List.of(), List.of("*"));
-    private final AuthSettings settings = AuthSettings.hmac(TestTokens.SECRET_64).withLimits(Duration.ofSeconds(30), 0);
+    private final AuthSettings settings = AuthSettings.hmac(TokenFixtures.SECRET_64).withLimits(Duration.ofSeconds(30), 0);
 
     private JwtBuilder token() {
         return Jwts.builder().claim("iqstream", subscribeAll).issuedAt(Date.from(now));
     }
 
     private static String signed(JwtBuilder b) {
-        return b.signWith(new SecretKeySpec(TestTokens.SECRET_64.getBytes(StandardCharsets.UTF_8), "HmacSHA256"),
+        return b.signWith(new SecretKeySpec(TokenFixtures.SECRET_64.getBytes(StandardCharsets.UTF_8), "HmacSHA256"),
                 Jwts.SIG.HS256).compact();
     }
 
@@ -92,9 +92,9 @@ class TokenClaimsTest {
         assertEquals(AuthDecision.UNAUTHENTICATED, check(authorizer, signed(token().claim("aud", "other"))));
         assertEquals(AuthDecision.UNAUTHENTICATED, check(authorizer, signed(token())), "missing aud");
         for (Object aud : List.of("iqstream", List.of("iqstream"), List.of("x", "iqstream"))) {
-            java.util.Map<String, Object> payload = TestTokens.payload(now, subscribeAll);
+            java.util.Map<String, Object> payload = TokenFixtures.payload(now, subscribeAll);
             payload.put("aud", aud);
-            String raw = TestTokens.rawHmac(TestTokens.SECRET_64.getBytes(StandardCharsets.UTF_8), "HmacSHA256",
+            String raw = TokenFixtures.rawHmac(TokenFixtures.SECRET_64.getBytes(StandardCharsets.UTF_8), "HmacSHA256",
                     java.util.Map.of("alg", "HS256"), payload);
             assertEquals(AuthDecision.ALLOWED, check(authorizer, raw), "aud " + aud);
         }

@@ -19,10 +19,10 @@ class TokenMinterTest {
     @Test
     void mintsAnHs256TokenWithTheRightsClaimAndExpiry() {
         MutableClock clock = new MutableClock(Instant.parse("2030-01-01T00:00:00Z"));
-        String token = new TokenMinter(TestTokens.SECRET_32, clock).mint(List.of("p*"), List.of("s1", "s2"), Duration.ofMinutes(5));
+        String token = new TokenMinter(TokenFixtures.SECRET_32, clock).mint(List.of("p*"), List.of("s1", "s2"), Duration.ofMinutes(5));
 
         Claims claims = Jwts.parser()
-                .verifyWith(new SecretKeySpec(TestTokens.SECRET_32.getBytes(StandardCharsets.UTF_8), "HmacSHA256"))
+                .verifyWith(new SecretKeySpec(TokenFixtures.SECRET_32.getBytes(StandardCharsets.UTF_8), "HmacSHA256"))
                 .clock(() -> java.util.Date.from(clock.instant())).build()
                 .parseSignedClaims(token).getPayload();
         assertEquals(Map.of("publish", List.of("p*"), "subscribe", List.of("s1", "s2")), claims.get("iqstream"));
@@ -35,8 +35,8 @@ class TokenMinterTest {
 
     @Test
     void nullListsGrantNothing() {
-        String token = new TokenMinter(TestTokens.SECRET_32).mint(null, null, Duration.ofMinutes(1));
-        Authorizer authorizer = Authorizer.create(AuthSettings.hmac(TestTokens.SECRET_32));
+        String token = new TokenMinter(TokenFixtures.SECRET_32).mint(null, null, Duration.ofMinutes(1));
+        Authorizer authorizer = Authorizer.create(AuthSettings.hmac(TokenFixtures.SECRET_32));
         assertEquals(AuthDecision.FORBIDDEN, authorizer.authorizeAny(token, "run-1"));
     }
 
@@ -44,7 +44,7 @@ class TokenMinterTest {
     void refusesAShortSecretAndANonPositiveLifetime() {
         IllegalArgumentException shortSecret = assertThrows(IllegalArgumentException.class, () -> new TokenMinter("short"));
         assertEquals("the JWT secret is 5 bytes (UTF-8); it must be at least 32 bytes for HS256", shortSecret.getMessage());
-        TokenMinter minter = new TokenMinter(TestTokens.SECRET_32);
+        TokenMinter minter = new TokenMinter(TokenFixtures.SECRET_32);
         assertThrows(IllegalArgumentException.class, () -> minter.mint(List.of(), List.of(), Duration.ZERO));
     }
 }

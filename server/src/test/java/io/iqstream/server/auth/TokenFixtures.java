@@ -31,13 +31,13 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /** Keys, key files and tokens made by the tests. */
-final class TestTokens {
+final class TokenFixtures {
 
     static final ObjectMapper JSON = new ObjectMapper();
     static final String SECRET_32 = "0123456789abcdef0123456789abcdef";
     static final String SECRET_64 = SECRET_32 + SECRET_32;
 
-    private TestTokens() {
+    private TokenFixtures() {
     }
 
     /** RSA key generation is slow; 2048-bit pairs come round from a small pool, distinct for four calls in a row. */

@@ -1,0 +1,81 @@
+package io.iqstream.server.config;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ConfigParserTest {
+    @Test
+    void defaultsMatchTheContract() {
+        ServerConfig c = ConfigParser.parse(new String[0], Map.of());
+        assertEquals("0.0.0.0", c.host());
+        assertEquals(8080, c.port());
+        assertEquals(Runtime.getRuntime().availableProcessors(), c.workers());
+        assertEquals(60_000, c.retentionMs());
+        assertEquals(10_000, c.awaitRunMs());
+        assertEquals(30_000, c.publisherTimeoutMs());
+        assertEquals(300_000, c.runIdleTimeoutMs());
+        assertEquals(1 << 20, c.maxEventBytes());
+        assertEquals(32 << 20, c.maxRunBytes());
+        assertEquals(15_000, c.heartbeatMs());
+        assertEquals(1_000, c.retryMs());
+        assertEquals(60_000, c.drainTimeoutMs());
+        assertTrue(c.authEnabled());
+        assertTrue(c.devMode());
+        assertEquals(List.of(), c.corsOrigins());
+    }
+
+    @Test
+    void flagsBeatEnvironmentTwins() {
+        ServerConfig c = ConfigParser.parse(new String[] {"--port", "9000", "--retention=5m"},
+                Map.of("IQSTREAM_PORT", "7000", "IQSTREAM_HEARTBEAT", "2s", "IQSTREAM_JWT_SECRET", "s".repeat(32),
+                        "IQSTREAM_CORS_ORIGIN", "https://a.example, https://b.example"));
+        assertEquals(9000, c.port());
+        assertEquals(300_000, c.retentionMs());
+        assertEquals(2_000, c.heartbeatMs());
+        assertFalse(c.devMode());
+        assertEquals(List.of("https://a.example", "https://b.example"), c.corsOrigins());
+    }
+
+    @Test
+    void sizesAndDurationsTakeTheirUnits() {
+        assertEquals(512 * 1024, Quantities.parseBytes("512k"));
+        assertEquals(2L << 30, Quantities.parseBytes("2g"));
+        assertEquals(3 << 20, Quantities.parseBytes("3MiB"));
+        assertEquals(250, Quantities.parseDurationMs("250ms"));
+        assertEquals(90_000, Quantities.parseDurationMs("90s"));
+        assertEquals(300_000, Quantities.parseDurationMs("5m"));
+    }
+
+    @Test
+    void badValuesNameTheFlagAndItsVariable() {
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> ConfigParser.parse(new String[] {"--retention", "soon"}, Map.of()));
+        assertTrue(e.getMessage().contains("--retention") && e.getMessage().contains("IQSTREAM_RETENTION"),
+                e.getMessage());
+        assertThrows(ConfigException.class, () -> ConfigParser.parse(new String[] {"--port", "70000"}, Map.of()));
+        assertThrows(ConfigException.class, () -> ConfigParser.parse(new String[] {"--bogus", "1"}, Map.of()));
+        assertThrows(ConfigException.class, () -> ConfigParser.parse(new String[] {"--auth", "maybe"}, Map.of()));
+        assertThrows(ConfigException.class, () -> ConfigParser.parse(new String[] {"--workers", "0"}, Map.of()));
+        assertThrows(ConfigException.class,
+                () -> ConfigParser.parse(new String[] {"--max-event-bytes", "2m", "--max-run-bytes", "1m"}, Map.of()));
+        assertThrows(ConfigException.class, () -> ConfigParser.parse(new String[] {"--port"}, Map.of()));
+    }
+
+    @Test
+    void helpListsEveryFlagWithItsVariableAndDefault() {
+        String help = ConfigParser.help();
+        for (Flag f : Flag.values()) {
+            assertTrue(help.contains(f.flag()), f.flag());
+            assertTrue(help.contains(f.env()), f.env());
+            if (!f.defaultValue().isEmpty()) {
+                assertTrue(help.contains("(default " + f.defaultValue() + ")"), f.flag());
+            }
+        }
+    }
+}

@@ -1,0 +1,85 @@
+package io.iqstream.server.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.iqstream.server.testing.ChunkedPublisher;
+import io.iqstream.server.testing.Http;
+import io.iqstream.server.testing.SseClient;
+import io.iqstream.server.testing.TestServer;
+import io.iqstream.server.testing.Tokens;
+import java.net.http.HttpResponse;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+class OperationsTest {
+    @Test
+    void healthReadyAndMetricsAnswer() throws Exception {
+        try (TestServer server = TestServer.start()) {
+            String admin = Tokens.admin();
+            assertEquals("ok\n", Http.get(server.base() + "/healthz").body());
+            assertEquals(200, Http.get(server.base() + "/readyz").statusCode());
+            Http.publish(server.base(), "m1", admin, "{\"type\":\"RUN_STARTED\"}", "{\"type\":\"RUN_FINISHED\"}");
+            try (SseClient sub = SseClient.open(server.port(), "/v1/runs/m1/events", "Authorization: Bearer " + admin)) {
+                sub.take(2, 5000);
+            }
+            Http.publish(server.base(), "m2", "not-a-token", "{\"type\":\"X\"}");
+            HttpResponse<String> m = Http.get(server.base() + "/metrics");
+            assertEquals(200, m.statusCode());
+            assertTrue(m.headers().firstValue("Content-Type").orElse("").startsWith("text/plain; version=0.0.4"));
+            String text = m.body();
+            assertTrue(text.contains("iqstream_runs_created_total 1\n"), text);
+            assertTrue(text.contains("iqstream_events_in_total 2\n"), text);
+            assertTrue(text.contains("iqstream_events_out_total 2\n"), text);
+            assertTrue(text.contains("iqstream_refusals_total{reason=\"unauthenticated\"} 1\n"), text);
+            assertTrue(text.contains("# TYPE iqstream_relay_latency_seconds histogram"), text);
+            assertTrue(text.contains("iqstream_memory_budget_bytes "), text);
+        }
+    }
+
+    @Test
+    void unknownPathIs404AndWrongMethodIs405() throws Exception {
+        try (TestServer server = TestServer.start()) {
+            assertEquals(404, Http.get(server.base() + "/nope").statusCode());
+            HttpResponse<String> r = Http.delete(server.base() + "/v1/runs/x/events", "Authorization",
+                    "Bearer " + Tokens.admin());
+            assertEquals(405, r.statusCode());
+            assertEquals("GET, POST, OPTIONS", r.headers().firstValue("Allow").orElse(""));
+        }
+    }
+
+    @Test
+    void drainingRefusesNewRunsAndLetsOpenOnesFinish() throws Exception {
+        try (TestServer server = TestServer.start()) {
+            String admin = Tokens.admin();
+            try (ChunkedPublisher open = ChunkedPublisher.open(server.port(), "draining-open",
+                    "application/x-ndjson", admin)) {
+                open.send("{\"type\":\"RUN_STARTED\"}\n");
+                long deadline = System.nanoTime() + 5_000_000_000L;
+                while (server.server().openRuns() == 0 && System.nanoTime() < deadline) {
+                    Thread.sleep(10);
+                }
+                CompletableFuture<Void> drained = CompletableFuture.runAsync(() -> {
+                    try {
+                        server.server().drain(10_000);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+                while (!server.server().context().isDraining()) {
+                    Thread.sleep(5);
+                }
+                assertEquals(503, Http.get(server.base() + "/readyz").statusCode());
+                HttpResponse<String> refused = Http.publish(server.base(), "draining-new", admin,
+                        "{\"type\":\"RUN_STARTED\"}");
+                assertEquals(503, refused.statusCode());
+                assertTrue(refused.body().contains("\"error\":\"draining\""), refused.body());
+                assertEquals("1", refused.headers().firstValue("Retry-After").orElse(""));
+                assertTrue(!drained.isDone(), "drain waits for the open run");
+                open.send("{\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\"x\"}\n{\"type\":\"RUN_FINISHED\"}\n");
+                assertEquals(200, open.finish().status());
+                drained.get(5, java.util.concurrent.TimeUnit.SECONDS);
+            }
+        }
+    }
+}
