@@ -60,11 +60,17 @@ public final class MemoryBudget {
         }
     }
 
-    /** Takes {@code bytes} more for a run already admitted; false when even the headroom is spent. */
-    public boolean charge(long bytes) {
+    /**
+     * Takes {@code bytes} more for a run already admitted, whose log would then hold {@code runBytes}. Within the
+     * budget, always; past it, only a run of ordinary size (at most twice the expected) may use the headroom, so an
+     * oversized run is the one refused when memory is short, not the ordinary answers streaming beside it.
+     * False when refused.
+     */
+    public boolean charge(long bytes, long runBytes) {
         while (true) {
             long cur = committedBytes.get();
-            if (cur + bytes > hardLimitBytes) {
+            long limit = runBytes <= 2 * expectedRunBytes ? hardLimitBytes : budgetBytes;
+            if (cur + bytes > limit) {
                 return false;
             }
             if (committedBytes.compareAndSet(cur, cur + bytes)) {

@@ -119,7 +119,8 @@ public final class RunRegistry {
         if (log.tailWritableBytes() < frameLength) {
             long segmentBytes = Math.max(RunLog.SEGMENT_BYTES, frameLength);
             long fromReservation = Math.min(run.reservedBytes(), segmentBytes);
-            if (segmentBytes > fromReservation && !budget.charge(segmentBytes - fromReservation)) {
+            if (segmentBytes > fromReservation && !budget.charge(segmentBytes - fromReservation,
+                    log.capacityBytes() + segmentBytes)) {
                 return AppendOutcome.OVER_BUDGET;
             }
             run.reservedBytes(run.reservedBytes() - fromReservation);
