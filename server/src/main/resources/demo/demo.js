@@ -91,6 +91,8 @@
     current.source = source;
     source.onopen = () => {
       if (run !== current || current.source !== source) return;
+      // Events produced before the stream opened waited for the connection, not for the relay.
+      current.connectedAtMs = Date.now();
       setState("streaming", "streaming");
       logLine("open");
     };

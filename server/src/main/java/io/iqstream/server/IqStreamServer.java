@@ -110,21 +110,28 @@ public final class IqStreamServer implements AutoCloseable {
         return context;
     }
 
-    /** Stops taking new runs and waits until the open ones end or {@code timeoutMs} passes. */
+    /**
+     * Stops taking new runs and waits until the open ones have ended, their publishing requests have been
+     * answered and their subscribers have received the end — or until {@code timeoutMs} passes.
+     */
     public void drain(long timeoutMs) throws InterruptedException {
         context.startDraining();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        Metrics m = context.metrics();
         while (true) {
             int open = openRuns();
-            if (open == 0) {
-                LOG.info("drained: no open runs");
+            long publishers = m.publishersActive.sum();
+            long subscribers = m.subscribersActive.sum();
+            if (open == 0 && publishers == 0 && subscribers == 0) {
+                LOG.info("drained: no open runs, publishers or subscribers");
                 return;
             }
             if (System.nanoTime() - deadline > 0) {
-                LOG.warn("drain timeout: {} runs still open", open);
+                LOG.warn("drain timeout: {} runs still open, {} publishers, {} subscribers", open, publishers,
+                        subscribers);
                 return;
             }
-            Thread.sleep(100);
+            Thread.sleep(50);
         }
     }
 

@@ -28,6 +28,8 @@ public final class ChannelHandoff {
                 channel.close();
                 return;
             }
+            // even a connection that broke off meanwhile is registered on the target, so its close runs
+            // through the pipeline there and the codec's buffers are released
             target.register(channel).addListener(registered -> {
                 if (!registered.isSuccess()) {
                     channel.unsafe().closeForcibly();

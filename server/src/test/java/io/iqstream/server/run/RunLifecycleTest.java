@@ -42,7 +42,10 @@ class RunLifecycleTest {
             String admin = Tokens.admin();
             ChunkedPublisher pub = ChunkedPublisher.open(server.port(), "back", "application/x-ndjson", admin);
             pub.send(START + "\n");
-            Thread.sleep(100);
+            try (SseClient sub = SseClient.open(server.port(), "/v1/runs/back/events",
+                    "Authorization: Bearer " + admin)) {
+                assertEquals("1", sub.next(5000).id(), "the first event is in before the break");
+            }
             pub.breakOff();
             Thread.sleep(200);
             HttpResponse<String> r = Http.publish(server.base(), "back", admin, FINISH);
