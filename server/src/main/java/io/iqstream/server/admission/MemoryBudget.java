@@ -84,10 +84,10 @@ public final class MemoryBudget {
         committedBytes.addAndGet(-bytes);
     }
 
-    /** Learns from a run that ended with {@code frameBytes} in its log. */
-    public void learnRunSize(long frameBytes) {
+    /** Learns from a run that ended holding {@code runBytes} (its log's memory just before sealing). */
+    public void learnRunSize(long runBytes) {
         long e = expectedRunBytes;
-        long next = e + (Math.max(frameBytes, 4096) - e) / 16;
+        long next = e + (Math.max(runBytes, 4096) - e) / 16;
         expectedRunBytes = Math.max(4096, next);
     }
 

@@ -101,6 +101,10 @@ public final class ConfigParser {
         if (!demo.equals("true") && !demo.equals("false")) {
             throw bad(Flag.DEMO, demo, "true or false");
         }
+        String compress = get(v, Flag.COMPRESS_LOG);
+        if (!compress.equals("true") && !compress.equals("false")) {
+            throw bad(Flag.COMPRESS_LOG, compress, "true or false");
+        }
         String level = get(v, Flag.LOG_LEVEL);
         if (!Arrays.asList("error", "warn", "info", "debug", "trace").contains(level)) {
             throw bad(Flag.LOG_LEVEL, level, "error, warn, info or debug");
@@ -110,7 +114,7 @@ public final class ConfigParser {
                 positiveMs(v, Flag.RETENTION, 0), positiveMs(v, Flag.TOMBSTONE, 0),
                 positiveMs(v, Flag.AWAIT_RUN, 0), positiveMs(v, Flag.PUBLISHER_TIMEOUT, 1),
                 positiveMs(v, Flag.RUN_IDLE_TIMEOUT, 1), budget, maxEvent, maxRun,
-                positiveMs(v, Flag.MAX_SUBSCRIBER_LAG, 1), positiveMs(v, Flag.HEARTBEAT, 10),
+                positiveMs(v, Flag.MAX_SUBSCRIBER_LAG, 1), compress.equals("true"), positiveMs(v, Flag.HEARTBEAT, 10),
                 positiveMs(v, Flag.RETRY, 0), positiveMs(v, Flag.DRAIN_TIMEOUT, 0), List.copyOf(cors),
                 demo.equals("true"), level);
     }

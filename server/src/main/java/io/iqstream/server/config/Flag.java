@@ -25,6 +25,7 @@ public enum Flag {
     MEMORY_BUDGET("memory-budget", "", "bytes for event logs, e.g. 512m or 2g (default: from the container)"),
     MAX_EVENT_BYTES("max-event-bytes", "1m", "largest event accepted (413 above)"),
     MAX_RUN_BYTES("max-run-bytes", "32m", "largest run accepted (413 above)"),
+    COMPRESS_LOG("compress-log", "true", "pack full log segments with zlib (a run kept for a few tens of KiB)"),
     MAX_SUBSCRIBER_LAG("max-subscriber-lag", "30s", "a subscriber whose socket stays full this long is cut"),
     HEARTBEAT("heartbeat", "15s", "SSE comment interval on an idle stream"),
     RETRY("retry", "1000ms", "SSE retry: field sent to browsers"),
@@ -63,7 +64,7 @@ public enum Flag {
 
     /** Whether the flag may be given without a value ({@code --demo}). */
     public boolean isSwitch() {
-        return this == DEMO;
+        return this == DEMO || this == COMPRESS_LOG;
     }
 
     static Flag byName(String flag) {

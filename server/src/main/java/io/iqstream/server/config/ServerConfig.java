@@ -27,6 +27,7 @@ public record ServerConfig(
         long maxEventBytes,
         long maxRunBytes,
         long maxSubscriberLagMs,
+        boolean compressLog,
         long heartbeatMs,
         long retryMs,
         long drainTimeoutMs,
@@ -43,7 +44,7 @@ public record ServerConfig(
     public ServerConfig withJwtSecret(String secret) {
         return new ServerConfig(host, port, workers, transport, authEnabled, secret, jwtPublicKey, jwks, jwtIssuer,
                 jwtAudience, retentionMs, tombstoneMs, awaitRunMs, publisherTimeoutMs, runIdleTimeoutMs,
-                memoryBudgetBytes, maxEventBytes, maxRunBytes, maxSubscriberLagMs, heartbeatMs, retryMs,
+                memoryBudgetBytes, maxEventBytes, maxRunBytes, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
                 drainTimeoutMs, corsOrigins, demo, logLevel);
     }
 
@@ -51,7 +52,7 @@ public record ServerConfig(
     public ServerConfig withMemoryBudgetBytes(long bytes) {
         return new ServerConfig(host, port, workers, transport, authEnabled, jwtSecret, jwtPublicKey, jwks, jwtIssuer,
                 jwtAudience, retentionMs, tombstoneMs, awaitRunMs, publisherTimeoutMs, runIdleTimeoutMs,
-                bytes, maxEventBytes, maxRunBytes, maxSubscriberLagMs, heartbeatMs, retryMs,
+                bytes, maxEventBytes, maxRunBytes, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
                 drainTimeoutMs, corsOrigins, demo, logLevel);
     }
 }

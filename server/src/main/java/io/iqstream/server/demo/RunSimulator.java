@@ -91,7 +91,9 @@ final class RunSimulator implements AutoCloseable {
             http.sendAsync(request, HttpResponse.BodyHandlers.ofString()).whenComplete((response, failure) -> {
                 playback.stop();
                 activeRuns.decrementAndGet();
-                if (failure != null) {
+                if (failure != null && closed) {
+                    log.debug("demo run {}: stopped by shutdown", runId);
+                } else if (failure != null) {
                     log.warn("demo run {}: publish failed: {}", runId, failure.toString());
                 } else if (response.statusCode() != 200) {
                     log.warn("demo run {}: publish answered {} {}", runId, response.statusCode(), response.body());

@@ -29,9 +29,9 @@ public final class Run {
     private long reservedBytes;
     private ScheduledFuture<?> timer;
 
-    public Run(String id, ByteBufAllocator allocator, long nowNanos) {
+    public Run(String id, ByteBufAllocator allocator, SegmentCodec codec, long nowNanos) {
         this.id = id;
-        this.log = new RunLog(allocator);
+        this.log = new RunLog(allocator, codec);
         this.createdNanos = nowNanos;
         this.lastAppendNanos = nowNanos;
     }

@@ -33,7 +33,11 @@ public final class RunLog {
     private static final byte[] DATA_PREFIX = "\ndata: ".getBytes(StandardCharsets.US_ASCII);
 
     private final ByteBufAllocator allocator;
+    private final SegmentCodec codec;
     private ByteBuf[] segments = new ByteBuf[4];
+    /** Unpacked length of each packed segment; 0 while the segment is plain. */
+    private int[] packedLength = new int[4];
+    private long freedBytes;
     private int[] segmentFirstEvent = new int[4];
     private int segmentCount;
     private long[] ends = new long[64];
@@ -42,8 +46,15 @@ public final class RunLog {
     private long capacityBytes;
     private boolean released;
 
+    /** A log whose full segments are kept plain. */
     public RunLog(ByteBufAllocator allocator) {
+        this(allocator, null);
+    }
+
+    /** A log whose full segments are packed by {@code codec} (null: kept plain). */
+    public RunLog(ByteBufAllocator allocator, SegmentCodec codec) {
         this.allocator = allocator;
+        this.codec = codec;
     }
 
     /** Number of events; also the id of the last one. */
@@ -63,7 +74,8 @@ public final class RunLog {
 
     /** Free bytes in the tail segment (0 when there is none). */
     public int tailWritableBytes() {
-        return segmentCount == 0 || released ? 0 : segments[segmentCount - 1].writableBytes();
+        return segmentCount == 0 || released || packedLength[segmentCount - 1] != 0 ? 0
+                : segments[segmentCount - 1].writableBytes();
     }
 
     /** The frame size an event of {@code jsonLength} bytes gets once stored as event {@code size()+1}. */
@@ -106,9 +118,13 @@ public final class RunLog {
     }
 
     private long newSegment(int capacity) {
+        if (segmentCount > 0) {
+            pack(segmentCount - 1);
+        }
         if (segmentCount == segments.length) {
             segments = Arrays.copyOf(segments, segmentCount * 2);
             segmentFirstEvent = Arrays.copyOf(segmentFirstEvent, segmentCount * 2);
+            packedLength = Arrays.copyOf(packedLength, segmentCount * 2);
         }
         ByteBuf seg = allocator.directBuffer(capacity, capacity);
         segments[segmentCount] = seg;
@@ -118,11 +134,46 @@ public final class RunLog {
         return seg.capacity();
     }
 
+    /** Packs segment {@code k} when a codec is set and packing saves memory. */
+    private void pack(int k) {
+        ByteBuf plain = segments[k];
+        if (codec == null || packedLength[k] != 0 || plain.writerIndex() == 0) {
+            return;
+        }
+        int length = plain.writerIndex();
+        ByteBuf packed = codec.pack(plain, length);
+        if (packed.capacity() >= plain.capacity()) {
+            packed.release();
+            return;
+        }
+        freedBytes += plain.capacity() - packed.capacity();
+        capacityBytes -= plain.capacity() - packed.capacity();
+        plain.release();
+        segments[k] = packed;
+        packedLength[k] = length;
+    }
+
+    /** Bytes given back by packing since the last call (for the memory budget). */
+    public long takeFreedBytes() {
+        long f = freedBytes;
+        freedBytes = 0;
+        return f;
+    }
+
     /**
-     * Seals the log after its last event: copies every frame into one buffer of exactly their size and frees the
-     * segments. Returns the change in bytes held (negative: memory given back).
+     * Seals the log after its last event: with a codec, packs the tail segment too; without, copies every frame
+     * into one buffer of exactly their size and frees the segments. Returns the change in bytes held (negative:
+     * memory given back).
      */
     public long seal() {
+        if (codec != null) {
+            long before = capacityBytes;
+            if (segmentCount > 0) {
+                pack(segmentCount - 1);
+                freedBytes = 0;
+            }
+            return capacityBytes - before;
+        }
         if (segmentCount <= 1 && (segmentCount == 0 || segments[0].writableBytes() == 0)) {
             return 0;
         }
@@ -169,6 +220,12 @@ public final class RunLog {
         int last = seg + 1 < segmentCount ? segmentFirstEvent[seg + 1] - 1 : size - 1;
         int start = startOf(i, seg);
         int end = (int) ends[last];
+        if (packedLength[seg] != 0) {
+            ByteBuf whole = codec.unpack(segments[seg], packedLength[seg]);
+            ByteBuf slice = whole.retainedSlice(start, end - start);
+            whole.release();
+            return slice;
+        }
         return segments[seg].retainedSlice(start, end - start);
     }
 

@@ -28,6 +28,7 @@ public final class RunRegistry {
     private final HashMap<String, Run> runs = new HashMap<>();
     private final HashMap<String, ArrayList<RunWaiter>> waiters = new HashMap<>();
     private final Tombstones tombstones;
+    private final SegmentCodec codec;
 
     public RunRegistry(EventLoop loop, ServerConfig config, MemoryBudget budget, Metrics metrics,
             ByteBufAllocator allocator) {
@@ -37,6 +38,7 @@ public final class RunRegistry {
         this.metrics = metrics;
         this.allocator = allocator;
         this.tombstones = new Tombstones(config.tombstoneMs(), 100_000);
+        this.codec = config.compressLog() ? new SegmentCodec(allocator) : null;
     }
 
     public EventLoop loop() {
@@ -75,7 +77,7 @@ public final class RunRegistry {
             return null;
         }
         tombstones.remove(runId);
-        Run run = new Run(runId, allocator, System.nanoTime());
+        Run run = new Run(runId, allocator, codec, System.nanoTime());
         run.reservedBytes(reserved);
         runs.put(runId, run);
         metrics.runsCreated.increment();
@@ -126,6 +128,10 @@ public final class RunRegistry {
             run.reservedBytes(run.reservedBytes() - fromReservation);
         }
         run.store(json, terminal, System.nanoTime());
+        long packedAway = log.takeFreedBytes();
+        if (packedAway > 0) {
+            budget.release(packedAway);
+        }
         metrics.eventsIn.increment();
         metrics.bytesIn.add(json.readableBytes());
         if (terminal) {
@@ -154,7 +160,7 @@ public final class RunRegistry {
 
     private void onEnded(Run run) {
         metrics.runsEnded.increment();
-        budget.learnRunSize(run.log().frameBytes());
+        budget.learnRunSize(run.log().capacityBytes());
         long delta = run.log().seal();
         budget.release(run.reservedBytes() - delta);
         run.reservedBytes(0);
@@ -210,10 +216,13 @@ public final class RunRegistry {
         metrics.runsExpired.increment();
     }
 
-    /** Drops every run (shutdown). */
+    /** Drops every run and frees the codec (shutdown). */
     public void dropAll() {
         for (Run r : new ArrayList<>(runs.values())) {
             drop(r);
+        }
+        if (codec != null) {
+            codec.close();
         }
     }
 }

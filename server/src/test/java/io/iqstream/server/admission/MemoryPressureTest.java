@@ -41,7 +41,7 @@ class MemoryPressureTest {
                 "-XX:+ExitOnOutOfMemoryError", "-Dio.netty.leakDetection.level=disabled",
                 "-cp", System.getProperty("java.class.path"), "io.iqstream.server.Main", "serve",
                 "--host", "127.0.0.1", "--port", "0", "--workers", "2", "--jwt-secret", TestServer.SECRET,
-                "--memory-budget", "6m", "--retention", "1s", "--max-event-bytes", "256k", "--max-run-bytes", "4m");
+                "--memory-budget", "6m", "--retention", "1s", "--publisher-timeout", "1s", "--max-event-bytes", "256k", "--max-run-bytes", "4m");
         pb.redirectErrorStream(true);
         Process p = pb.start();
         ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();
@@ -62,14 +62,21 @@ class MemoryPressureTest {
             AtomicInteger refused = new AtomicInteger();
             AtomicInteger refusedWithoutRetryAfter = new AtomicInteger();
             AtomicInteger floodRun = new AtomicInteger();
-            String big = "{\"type\":\"TOOL_CALL_RESULT\",\"content\":\"" + "x".repeat(200_000) + "\"}";
+            // random text: the log's packing cannot shrink it, so the flood really fills the budget
+            java.util.Random rnd = new java.util.Random(1);
+            StringBuilder noise = new StringBuilder(200_000);
+            String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+            for (int i = 0; i < 200_000; i++) {
+                noise.append(alphabet.charAt(rnd.nextInt(alphabet.length())));
+            }
+            String big = "{\"type\":\"TOOL_CALL_RESULT\",\"content\":\"" + noise + "\"}";
             ExecutorService pool = Executors.newFixedThreadPool(6);
             for (int t = 0; t < 6; t++) {
                 pool.submit(() -> {
                     while (flooding.get()) {
                         try {
                             HttpResponse<String> r = Http.publish(base, "flood-" + floodRun.incrementAndGet(),
-                                    admin, big, big, big, big);
+                                    admin, big, big, big, big, "{\"type\":\"RUN_FINISHED\"}");
                             if (r.statusCode() == 503) {
                                 refused.incrementAndGet();
                                 if (r.headers().firstValue("Retry-After").isEmpty()) {

@@ -184,4 +184,24 @@ class DemoSiteTest {
         }
         assertEquals(0, site.activeRuns());
     }
+
+    @Test
+    void refusesRunsBeyondItsLimitWithRetryAfter() throws Exception {
+        for (int i = 0; i < DemoSite.MAX_ACTIVE_RUNS; i++) {
+            assertEquals("201", call(HttpMethod.POST, "/demo/api/runs?speed=0.1", "")[0], "run " + i);
+        }
+        assertEquals(DemoSite.MAX_ACTIVE_RUNS, site.activeRuns());
+        FullHttpRequest request = request(HttpMethod.POST, "/demo/api/runs", "");
+        FullHttpResponse busy = site.handle(request);
+        try {
+            assertEquals(503, busy.status().code());
+            assertEquals("5", busy.headers().get(HttpHeaderNames.RETRY_AFTER));
+            assertEquals("over_budget", json.readTree(busy.content().toString(StandardCharsets.UTF_8)).get("error").asText());
+        } finally {
+            busy.release();
+            request.release();
+        }
+        site.close();
+        assertEquals("503", call(HttpMethod.POST, "/demo/api/runs", "")[0], "closed: no new runs");
+    }
 }
