@@ -1,0 +1,210 @@
+// Test support: the real IQ-Stream server as a child process, HS256 tokens minted with
+// node:crypto, a TCP proxy whose connections the test can cut, and publishers.
+import { spawn } from "node:child_process";
+import { createHmac, randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** The server jar: $IQSTREAM_JAR, else <repo>/server/target/iqstream-server.jar. */
+export const JAR = process.env.IQSTREAM_JAR
+  ? path.resolve(process.env.IQSTREAM_JAR)
+  : path.resolve(here, "../../../server/target/iqstream-server.jar");
+
+/** A JDK >= 21: $IQSTREAM_JAVA, else $JAVA_HOME/bin/java, else java on the PATH. */
+export const JAVA = process.env.IQSTREAM_JAVA
+  ?? (process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, "bin", "java") : "java");
+
+/**
+ * Starts the server on an ephemeral loopback port and waits for its listening line.
+ * @param {string[]} [flags]  extra flags, e.g. ["--retention", "300ms"]
+ */
+export async function startServer(flags = []) {
+  if (!existsSync(JAR)) {
+    throw new Error(`IQ-Stream jar not found at ${JAR}: build it (mvn -pl server package) or set IQSTREAM_JAR`);
+  }
+  const secret = randomBytes(32).toString("hex"); // 64 bytes of UTF-8
+  const args = ["-jar", JAR, "serve", "--host", "127.0.0.1", "--port", "0", "--jwt-secret", secret, ...flags];
+  const child = spawn(JAVA, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error(`server did not print its listening line in 60 s:\n${output}`)), 60_000);
+    const fail = (err) => {
+      clearTimeout(timer);
+      child.kill("SIGKILL");
+      reject(err);
+    };
+    const onData = (chunk) => {
+      output += chunk.toString();
+      const match = /listening on http:\/\/[^:\s]+:(\d+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", (c) => { output += c.toString(); });
+    child.on("error", fail);
+    child.on("exit", (code) => fail(new Error(`server exited (${code}) before listening:\n${output}`)));
+  });
+  // keep draining the pipes so the server never blocks on a full one
+  child.stdout.removeAllListeners("data");
+  child.stdout.on("data", () => {});
+  child.stderr.removeAllListeners("data");
+  child.stderr.on("data", () => {});
+  child.removeAllListeners("exit");
+  const baseUrl = `http://127.0.0.1:${port}`;
+  return {
+    port,
+    baseUrl,
+    secret,
+    /** @param {Record<string, unknown>} rights e.g. { subscribe: ["run-1"] } */
+    token: (rights, extraClaims = {}) => mintToken(secret, { iqstream: rights, ...extraClaims }),
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+/**
+ * An HS256 JWT, valid for 10 minutes unless claims say otherwise.
+ * @param {string} secret
+ * @param {Record<string, unknown>} claims
+ */
+export function mintToken(secret, claims) {
+  const b64 = (obj) => Buffer.from(JSON.stringify(obj)).toString("base64url");
+  const now = Math.floor(Date.now() / 1000);
+  const head = b64({ alg: "HS256", typ: "JWT" });
+  const body = b64({ sub: "test", iat: now, exp: now + 600, ...claims });
+  const sig = createHmac("sha256", Buffer.from(secret, "utf8")).update(`${head}.${body}`).digest("base64url");
+  return `${head}.${body}.${sig}`;
+}
+
+/** A unique, valid run id. */
+export function newRunId(prefix = "run") {
+  return `${prefix}-${randomBytes(6).toString("hex")}`;
+}
+
+/**
+ * Publishes events in one request (application/x-ndjson) and returns the server's reply.
+ * @param {{ baseUrl: string, token: (r: any) => string }} server
+ */
+export async function publishAll(server, runId, events) {
+  const response = await fetch(`${server.baseUrl}/v1/runs/${runId}/events`, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/x-ndjson",
+      Authorization: `Bearer ${server.token({ publish: [runId] })}`,
+    },
+    body: events.map((e) => JSON.stringify(e)).join("\n") + "\n",
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`publish answered ${response.status}: ${text}`);
+  return JSON.parse(text);
+}
+
+/**
+ * Streams events into a run over one chunked POST, one event per chunk, `gapMs` apart.
+ * `waitBefore(index)` may return a promise to hold the publisher before an event.
+ * Resolves with the server's reply when the run is published.
+ */
+export function publishStreaming(server, runId, events, { gapMs = 5, waitBefore } = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${server.baseUrl}/v1/runs/${runId}/events`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/x-ndjson",
+        Authorization: `Bearer ${server.token({ publish: [runId] })}`,
+      },
+    });
+    req.on("response", (res) => {
+      let body = "";
+      res.on("data", (c) => { body += c; });
+      res.on("end", () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`publish ${res.statusCode}: ${body}`))));
+    });
+    req.on("error", reject);
+    (async () => {
+      for (let i = 0; i < events.length; i++) {
+        if (waitBefore) await waitBefore(i);
+        req.write(JSON.stringify(events[i]) + "\n");
+        if (gapMs > 0) await new Promise((r) => setTimeout(r, gapMs));
+      }
+      req.end();
+    })().catch(reject);
+  });
+}
+
+/**
+ * A TCP proxy in front of the server; cut() destroys every open connection (both sides),
+ * as a network drop does.
+ */
+export async function startProxy(targetPort) {
+  const sockets = new Set();
+  let connections = 0;
+  const server = net.createServer((client) => {
+    connections++;
+    const upstream = net.connect(targetPort, "127.0.0.1");
+    sockets.add(client);
+    sockets.add(upstream);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    client.on("error", close);
+    upstream.on("error", close);
+    client.on("close", close);
+    upstream.on("close", close);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = /** @type {net.AddressInfo} */ (server.address());
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    get connections() { return connections; },
+    cut() {
+      for (const s of sockets) s.destroy();
+      sockets.clear();
+    },
+    async close() {
+      this.cut();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** Resolves when predicate() is true, polling every 10 ms; rejects after timeoutMs. */
+export async function waitFor(predicate, timeoutMs = 10_000, what = "condition") {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** A fetch that counts its calls (to prove errors are not retried). */
+export function countingFetch() {
+  const calls = [];
+  const fn = (url, init) => {
+    calls.push({ url: String(url), headers: { ...(init?.headers ?? {}) } });
+    return fetch(url, init);
+  };
+  fn.calls = calls;
+  return fn;
+}
+
+/** A one-shot latch: open() releases everyone waiting on wait(). */
+export function latch() {
+  let open;
+  const promise = new Promise((r) => { open = r; });
+  return { open: () => open(), wait: () => promise };
+}

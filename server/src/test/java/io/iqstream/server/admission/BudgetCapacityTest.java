@@ -1,0 +1,85 @@
+package io.iqstream.server.admission;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.iqstream.server.config.ConfigParser;
+import io.iqstream.server.config.Quantities;
+import io.iqstream.server.config.ServerConfig;
+import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.run.AppendOutcome;
+import io.iqstream.server.run.Run;
+import io.iqstream.server.run.RunRegistry;
+import io.iqstream.server.run.StandardRun;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.DefaultEventLoop;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How many standard WORKLOAD.md runs, each held in full at its largest (every event but the last), a memory
+ * budget admits before it refuses. CI runs it at 64 MiB; {@code -Diqstream.capacity.budget=2g} gives the figure
+ * for 2 GiB quoted in docs/OPERATIONS.md.
+ */
+class BudgetCapacityTest {
+    @Test
+    void countsStandardRunsHeldInABudget() throws Exception {
+        long budgetBytes = Quantities.parseBytes(System.getProperty("iqstream.capacity.budget", "64m"));
+        // a capacity count, not a leak hunt: paranoid tracking of a million appends would take minutes
+        io.netty.util.ResourceLeakDetector.Level level = io.netty.util.ResourceLeakDetector.getLevel();
+        io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED);
+        ServerConfig config = ConfigParser.parse(new String[] {"--jwt-secret", "x".repeat(32), "--retention", "1h"},
+                Map.of());
+        MemoryBudget budget = new MemoryBudget(budgetBytes);
+        DefaultEventLoop loop = new DefaultEventLoop();
+        RunRegistry registry = new RunRegistry(loop, config, budget, new Metrics(), PooledByteBufAllocator.DEFAULT);
+        List<ByteBuf> events = new ArrayList<>();
+        for (String e : StandardRun.events(3)) {
+            events.add(Unpooled.copiedBuffer(e, StandardCharsets.UTF_8));
+        }
+        try {
+            // learn the run size from ended runs first, as a running server does
+            for (int i = 0; i < 120; i++) {
+                Run r = registry.create("warm-" + i);
+                fill(registry, r, events, events.size());
+                registry.drop(r);
+            }
+            int held = 0;
+            while (true) {
+                Run r = registry.create("run-" + held);
+                if (r == null) {
+                    break;
+                }
+                if (!fill(registry, r, events, events.size() - 1)) {
+                    break;
+                }
+                held++;
+            }
+            long perRun = budget.committedBytes() / Math.max(held, 1);
+            System.out.printf("budget %s holds %d standard runs in flight (%.1f KiB each; expected size learned:"
+                    + " %.1f KiB)%n", Quantities.formatBytes(budgetBytes), held, perRun / 1024.0,
+                    budget.expectedRunBytes() / 1024.0);
+            assertTrue(held >= budgetBytes / (64 * 1024), "at least one run per 64 KiB: " + held);
+        } finally {
+            loop.submit(registry::dropAll).sync();
+            loop.shutdownGracefully().sync();
+            events.forEach(ByteBuf::release);
+            io.netty.util.ResourceLeakDetector.setLevel(level);
+        }
+    }
+
+    private static boolean fill(RunRegistry registry, Run run, List<ByteBuf> events, int count) {
+        for (int i = 0; i < count; i++) {
+            ByteBuf e = events.get(i);
+            AppendOutcome o = registry.append(run, e.duplicate(), i == events.size() - 1);
+            if (o != AppendOutcome.APPENDED && o != AppendOutcome.APPENDED_TERMINAL) {
+                return false;
+            }
+        }
+        return true;
+    }
+}
