@@ -7,6 +7,7 @@ import io.iqstream.server.auth.Authorizer;
 import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.http.IqStreamInitializer;
 import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.metrics.RefusalSummary;
 import io.iqstream.server.run.RunRegistry;
 import io.iqstream.server.worker.Transport;
 import io.iqstream.server.worker.Worker;
@@ -58,7 +59,8 @@ public final class IqStreamServer implements AutoCloseable {
     public static IqStreamServer start(ServerConfig config) throws InterruptedException {
         Transport transport = Transport.select(config.transport());
         long budgetBytes = MemoryPlan.effectiveBudget(config.memoryBudgetBytes());
-        MemoryBudget budget = new MemoryBudget(budgetBytes);
+        MemoryBudget budget = new MemoryBudget(budgetBytes, config.maxSubscribers() > 0 ? config.maxSubscribers()
+                : MemoryBudget.defaultMaxSubscribers(Runtime.getRuntime().maxMemory()));
         Metrics metrics = new Metrics();
         Authorizer authorizer = Authorizer.create(new AuthSettings(config.authEnabled(), config.jwtSecret(),
                 config.jwtPublicKey(), config.jwks(), config.jwtIssuer(), config.jwtAudience(), Duration.ofSeconds(30),
@@ -93,6 +95,7 @@ public final class IqStreamServer implements AutoCloseable {
             throw e;
         }
         IqStreamServer server = new IqStreamServer(context, acceptor, workerGroup, listener, transport);
+        acceptor.next().scheduleAtFixedRate(new RefusalSummary(metrics), 60, 60, TimeUnit.SECONDS);
         LOG.info("{} workers, {} transport, auth {}, memory budget {} MiB", config.workers(), transport.name(),
                 config.authEnabled() ? authorizer.describe() : "OFF", budgetBytes >> 20);
         return server;

@@ -22,10 +22,45 @@ public final class MemoryBudget {
     private final AtomicLong committedBytes = new AtomicLong();
     private final LongAdder runsRefused = new LongAdder();
     private volatile long expectedRunBytes = INITIAL_EXPECTED_RUN_BYTES;
+    private final int maxSubscribers;
+    private final java.util.concurrent.atomic.AtomicInteger subscribers = new java.util.concurrent.atomic.AtomicInteger();
 
+    /** A budget with no cap on subscriber connections. */
     public MemoryBudget(long budgetBytes) {
+        this(budgetBytes, Integer.MAX_VALUE);
+    }
+
+    /** A budget for event logs and a cap on subscriber connections (their memory is heap and socket buffers). */
+    public MemoryBudget(long budgetBytes, int maxSubscribers) {
         this.budgetBytes = budgetBytes;
         this.hardLimitBytes = budgetBytes + budgetBytes / 4;
+        this.maxSubscribers = maxSubscribers;
+    }
+
+    /** The default subscriber cap: a share of the heap at about 8 KiB per connection. */
+    public static int defaultMaxSubscribers(long maxHeapBytes) {
+        return (int) Math.min(Integer.MAX_VALUE, Math.max(64, maxHeapBytes / 2 / (8 * 1024)));
+    }
+
+    /** Takes a subscriber slot; false when connection memory is at its cap (503). */
+    public boolean tryAdmitSubscriber() {
+        while (true) {
+            int cur = subscribers.get();
+            if (cur >= maxSubscribers) {
+                return false;
+            }
+            if (subscribers.compareAndSet(cur, cur + 1)) {
+                return true;
+            }
+        }
+    }
+
+    public void releaseSubscriber() {
+        subscribers.decrementAndGet();
+    }
+
+    public int maxSubscribers() {
+        return maxSubscribers;
     }
 
     public long budgetBytes() {

@@ -114,6 +114,7 @@ public final class ConfigParser {
                 positiveMs(v, Flag.RETENTION, 0), positiveMs(v, Flag.TOMBSTONE, 0),
                 positiveMs(v, Flag.AWAIT_RUN, 0), positiveMs(v, Flag.PUBLISHER_TIMEOUT, 1),
                 positiveMs(v, Flag.RUN_IDLE_TIMEOUT, 1), budget, maxEvent, maxRun,
+                get(v, Flag.MAX_SUBSCRIBERS).isEmpty() ? 0 : (int) intIn(v, Flag.MAX_SUBSCRIBERS, 1, 10_000_000),
                 positiveMs(v, Flag.MAX_SUBSCRIBER_LAG, 1), compress.equals("true"), positiveMs(v, Flag.HEARTBEAT, 10),
                 positiveMs(v, Flag.RETRY, 0), positiveMs(v, Flag.DRAIN_TIMEOUT, 0), List.copyOf(cors),
                 demo.equals("true"), level);

@@ -26,6 +26,7 @@ public enum Flag {
     MAX_EVENT_BYTES("max-event-bytes", "1m", "largest event accepted (413 above)"),
     MAX_RUN_BYTES("max-run-bytes", "32m", "largest run accepted (413 above)"),
     COMPRESS_LOG("compress-log", "true", "pack full log segments with zlib (a run kept for a few tens of KiB)"),
+    MAX_SUBSCRIBERS("max-subscribers", "", "subscriber connections held at once, 503 above (default: heap / 16 KiB)"),
     MAX_SUBSCRIBER_LAG("max-subscriber-lag", "30s", "a subscriber whose socket stays full this long is cut"),
     HEARTBEAT("heartbeat", "15s", "SSE comment interval on an idle stream"),
     RETRY("retry", "1000ms", "SSE retry: field sent to browsers"),

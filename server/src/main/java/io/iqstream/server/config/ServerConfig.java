@@ -26,6 +26,7 @@ public record ServerConfig(
         long memoryBudgetBytes,
         long maxEventBytes,
         long maxRunBytes,
+        int maxSubscribers,
         long maxSubscriberLagMs,
         boolean compressLog,
         long heartbeatMs,
@@ -44,7 +45,7 @@ public record ServerConfig(
     public ServerConfig withJwtSecret(String secret) {
         return new ServerConfig(host, port, workers, transport, authEnabled, secret, jwtPublicKey, jwks, jwtIssuer,
                 jwtAudience, retentionMs, tombstoneMs, awaitRunMs, publisherTimeoutMs, runIdleTimeoutMs,
-                memoryBudgetBytes, maxEventBytes, maxRunBytes, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
+                memoryBudgetBytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
                 drainTimeoutMs, corsOrigins, demo, logLevel);
     }
 
@@ -52,7 +53,7 @@ public record ServerConfig(
     public ServerConfig withMemoryBudgetBytes(long bytes) {
         return new ServerConfig(host, port, workers, transport, authEnabled, jwtSecret, jwtPublicKey, jwks, jwtIssuer,
                 jwtAudience, retentionMs, tombstoneMs, awaitRunMs, publisherTimeoutMs, runIdleTimeoutMs,
-                bytes, maxEventBytes, maxRunBytes, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
+                bytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
                 drainTimeoutMs, corsOrigins, demo, logLevel);
     }
 }

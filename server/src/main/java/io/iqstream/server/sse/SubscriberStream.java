@@ -53,6 +53,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     private long lastWriteNanos;
     private long unwritableSinceNanos;
     private ScheduledFuture<?> timer;
+    private boolean holdsSlot;
 
     public SubscriberStream(ChannelHandlerContext ctx, HttpRequest request, ServerContext server,
             RunRegistry registry, String runId, int lastEventId, boolean keepAlive) {
@@ -69,6 +70,12 @@ public final class SubscriberStream implements RunReader, RunWaiter {
 
     /** Finds the run, or waits for it (await-run), or answers 404/410. */
     public void start() {
+        if (!server.budget().tryAdmitSubscriber()) {
+            refuse(Refusal.OVER_BUDGET, HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    "subscriber connections are at their cap (" + server.budget().maxSubscribers() + ")");
+            return;
+        }
+        holdsSlot = true;
         Run r = registry.get(runId);
         if (r != null) {
             attach(r);
@@ -110,6 +117,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         if (r.isEnded() && nextId > last) {
             // the browser already has everything: 204 stops EventSource from reconnecting
             done = true;
+            releaseSlot();
             server.replies().empty(ctx, request, HttpResponseStatus.NO_CONTENT, keepAlive);
             return;
         }
@@ -171,6 +179,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         }
         done = true;
         cancelTimer();
+        releaseSlot();
         if (run != null) {
             run.removeReader(this);
         }
@@ -213,6 +222,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         if (!done) {
             done = true;
             cancelTimer();
+            releaseSlot();
             if (started) {
                 metrics.subscribersActive.decrement();
                 ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
@@ -233,6 +243,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
 
     /** The connection closed. */
     public void closed() {
+        releaseSlot();
         if (run == null && !done) {
             registry.stopAwaiting(runId, this);
         }
@@ -272,6 +283,13 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         }
     }
 
+    private void releaseSlot() {
+        if (holdsSlot) {
+            holdsSlot = false;
+            server.budget().releaseSubscriber();
+        }
+    }
+
     private void cancelTimer() {
         if (timer != null) {
             timer.cancel(false);
@@ -286,6 +304,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     private void refuse(Refusal reason, HttpResponseStatus status, String code, String message) {
         done = true;
         cancelTimer();
+        releaseSlot();
         server.metrics().refused(reason);
         if (code == null) {
             server.replies().error(ctx, request, reason, status, message, 0, keepAlive);

@@ -37,4 +37,36 @@ class AdmissionIntegrationTest {
             assertEquals(200, Http.publish(server.base(), "a3", admin, "{\"type\":\"RUN_STARTED\"}").statusCode());
         }
     }
+
+    @Test
+    void refusesSubscribersBeyondTheCapAndTakesThemAgainWhenOneLeaves() throws Exception {
+        try (TestServer server = TestServer.start("--max-subscribers", "2")) {
+            String admin = Tokens.admin();
+            Http.publish(server.base(), "capped", admin, "{\"type\":\"RUN_STARTED\"}");
+            io.iqstream.server.testing.SseClient a = io.iqstream.server.testing.SseClient.open(server.port(),
+                    "/v1/runs/capped/events", "Authorization: Bearer " + admin);
+            io.iqstream.server.testing.SseClient b = io.iqstream.server.testing.SseClient.open(server.port(),
+                    "/v1/runs/capped/events", "Authorization: Bearer " + admin);
+            a.next(5000);
+            b.next(5000);
+            try (io.iqstream.server.testing.SseClient c = io.iqstream.server.testing.SseClient.open(server.port(),
+                    "/v1/runs/capped/events", "Authorization: Bearer " + admin)) {
+                assertEquals(503, c.status());
+                assertTrue(c.body().contains("\"error\":\"over_budget\""), c.body());
+                assertEquals("1", c.header("Retry-After"));
+            }
+            a.close();
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            int status = 503;
+            while (status == 503 && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+                try (io.iqstream.server.testing.SseClient d = io.iqstream.server.testing.SseClient.open(
+                        server.port(), "/v1/runs/capped/events", "Authorization: Bearer " + admin)) {
+                    status = d.status();
+                }
+            }
+            assertEquals(200, status);
+            b.close();
+        }
+    }
 }
