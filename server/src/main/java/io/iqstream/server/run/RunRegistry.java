@@ -169,28 +169,28 @@ public final class RunRegistry {
 
     /** A publishing request broke off: unless another arrives in time, the run ends with PUBLISHER_LOST. */
     public void publisherLost(Run run) {
-        if (run.isEnded()) {
-            return;
-        }
-        run.timer(loop.schedule(() -> {
-            if (run.publisher() == null && !run.isEnded() && runs.get(run.id()) == run) {
-                metrics.publishersLost.increment();
-                endWithError(run, "PUBLISHER_LOST", "publisher disconnected");
-            }
-        }, config.publisherTimeoutMs(), TimeUnit.MILLISECONDS));
+        endUnlessPublished(run, config.publisherTimeoutMs(), metrics.publishersLost, "PUBLISHER_LOST",
+                "publisher disconnected");
     }
 
     /** A publishing request ended cleanly with the run still open: the idle clock starts. */
     public void publisherDone(Run run) {
+        endUnlessPublished(run, config.runIdleTimeoutMs(), metrics.runsIdled, "RUN_IDLE",
+                "run idle: no publisher and no event");
+    }
+
+    /** Ends {@code run} with RUN_ERROR {@code code} after {@code delayMs} unless a publisher attaches first. */
+    private void endUnlessPublished(Run run, long delayMs, java.util.concurrent.atomic.LongAdder counter,
+            String code, String message) {
         if (run.isEnded()) {
             return;
         }
         run.timer(loop.schedule(() -> {
             if (run.publisher() == null && !run.isEnded() && runs.get(run.id()) == run) {
-                metrics.runsIdled.increment();
-                endWithError(run, "RUN_IDLE", "run idle: no publisher and no event");
+                counter.increment();
+                endWithError(run, code, message);
             }
-        }, config.runIdleTimeoutMs(), TimeUnit.MILLISECONDS));
+        }, delayMs, TimeUnit.MILLISECONDS));
     }
 
     /** A publisher attached: whatever timer ran is moot. */
