@@ -91,7 +91,8 @@ class RunPublisherTest {
         run.send(Map.of("type", "CUSTOM", "name", "map", "value", 1));
         expected.add(JSON.writeValueAsString(Map.of("type", "CUSTOM", "name", "map", "value", 1)));
         run.send(new ToolResult("TOOL_CALL_RESULT", "m2", "tc1", "ünïcödé ✓", "tool"));
-        expected.add("{\"type\":\"TOOL_CALL_RESULT\",\"messageId\":\"m2\",\"toolCallId\":\"tc1\",\"content\":\"ünïcödé ✓\",\"role\":\"tool\"}");
+        expected.add("{\"type\":\"TOOL_CALL_RESULT\",\"messageId\":\"m2\",\"toolCallId\":\"tc1\","
+            + "\"content\":\"ünïcödé ✓\",\"role\":\"tool\"}");
         JsonNode node = JSON.createObjectNode().put("type", "RUN_FINISHED").put("threadId", "t").put("runId", runId);
         run.send(node);
         expected.add(JSON.writeValueAsString(node));

@@ -91,7 +91,8 @@ final class ServerProcess implements AutoCloseable {
 
   /** A token with these rights, e.g. {@code token("{\"publish\":[\"*\"]}")}. */
   String token(String rightsJson) {
-    return Jwt.hs256(secret, "{\"sub\":\"test\",\"exp\":" + (System.currentTimeMillis() / 1000 + 600) + ",\"iqstream\":" + rightsJson + "}");
+    long exp = System.currentTimeMillis() / 1000 + 600;
+    return Jwt.hs256(secret, "{\"sub\":\"test\",\"exp\":" + exp + ",\"iqstream\":" + rightsJson + "}");
   }
 
   String publishToken() {

@@ -26,8 +26,11 @@ final class SseSubscriber implements AutoCloseable {
       if (response.statusCode() != 200) throw new IllegalStateException("subscribe answered " + response.statusCode());
       long[] id = {0};
       response.body().forEach(line -> {
-        if (line.startsWith("id: ")) id[0] = Long.parseLong(line.substring(4));
-        else if (line.startsWith("data: ")) events.add(new Event(id[0], line.substring(6)));
+        if (line.startsWith("id: ")) {
+          id[0] = Long.parseLong(line.substring(4));
+        } else if (line.startsWith("data: ")) {
+          events.add(new Event(id[0], line.substring(6)));
+        }
       });
     });
   }

@@ -33,7 +33,8 @@ final class DemoScript {
             + "browser remembers the number of the last event it saw. If the connection breaks, the "
             + "browser reconnects and says \"I have everything up to event N\", and the relay replays the "
             + "rest from its log, so nothing is lost and nothing arrives twice. Press \"Cut connection\" "
-            + "at any moment to try it, and keep an eye on the counters while it resumes. Meanwhile, let me look up how the relay keeps a finished answer "
+            + "at any moment to try it, and keep an eye on the counters while it resumes. "
+            + "Meanwhile, let me look up how the relay keeps a finished answer "
             + "around, so I can tell you how long you have to come back.";
 
     static final String SECOND_ANSWER = "Here is what the documentation says. A run is kept in full for "

@@ -50,7 +50,7 @@ final class JsonBodySplitter implements EventSplitter {
             ((ByteArrayFeeder) parser.getNonBlockingInputFeeder()).feedInput(scratch, 0, n);
             return drain(sink);
         } catch (IOException e) {
-            sink.onFramingError(e instanceof com.fasterxml.jackson.core.JsonProcessingException j ? j.getOriginalMessage() : e.getMessage());
+            sink.onFramingError(messageOf(e));
             return false;
         }
     }
@@ -142,7 +142,7 @@ final class JsonBodySplitter implements EventSplitter {
                 return false;
             }
         } catch (IOException e) {
-            sink.onFramingError(e instanceof com.fasterxml.jackson.core.JsonProcessingException j ? j.getOriginalMessage() : e.getMessage());
+            sink.onFramingError(messageOf(e));
             return false;
         }
         if (!done) {
@@ -150,6 +150,10 @@ final class JsonBodySplitter implements EventSplitter {
             return false;
         }
         return true;
+    }
+
+    private static String messageOf(IOException e) {
+        return e instanceof com.fasterxml.jackson.core.JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
     }
 
     @Override

@@ -41,7 +41,8 @@ class MemoryPressureTest {
                 "-XX:+ExitOnOutOfMemoryError", "-Dio.netty.leakDetection.level=disabled",
                 "-cp", System.getProperty("java.class.path"), "io.iqstream.server.Main", "serve",
                 "--host", "127.0.0.1", "--port", "0", "--workers", "2", "--jwt-secret", TestServer.SECRET,
-                "--memory-budget", "6m", "--retention", "1s", "--publisher-timeout", "1s", "--max-event-bytes", "256k", "--max-run-bytes", "4m");
+                "--memory-budget", "6m", "--retention", "1s", "--publisher-timeout", "1s",
+                "--max-event-bytes", "256k", "--max-run-bytes", "4m");
         pb.redirectErrorStream(true);
         Process p = pb.start();
         ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();

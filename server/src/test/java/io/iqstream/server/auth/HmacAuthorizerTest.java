@@ -26,7 +26,8 @@ class HmacAuthorizerTest {
     void acceptsHs256Hs384AndHs512WithALongEnoughSecret() {
         Authorizer authorizer = Authorizer.create(AuthSettings.hmac(TokenFixtures.SECRET_64));
         for (MacAlgorithm alg : List.of(Jwts.SIG.HS256, Jwts.SIG.HS384, Jwts.SIG.HS512)) {
-            assertEquals(AuthDecision.ALLOWED, authorizer.authorize(token(TokenFixtures.SECRET_64, alg), "run-1", Right.PUBLISH), alg.getId());
+            assertEquals(AuthDecision.ALLOWED,
+                    authorizer.authorize(token(TokenFixtures.SECRET_64, alg), "run-1", Right.PUBLISH), alg.getId());
         }
         assertTrue(authorizer.describe().startsWith("HS256/384/512 shared secret (64 bytes)"), authorizer.describe());
     }

@@ -77,7 +77,8 @@ class KeyConfigurationTest {
         Path garbage = TokenFixtures.write(dir.resolve("garbage.pem"), "hello");
         assertMentions(refusal(AuthSettings.publicKeyPem(garbage)), garbage.toString(), "no '-----BEGIN PUBLIC KEY-----' block");
 
-        Path two = TokenFixtures.write(dir.resolve("two.pem"), TokenFixtures.pem(a.getPublic()) + TokenFixtures.pem(TokenFixtures.ed25519().getPublic()));
+        Path two = TokenFixtures.write(dir.resolve("two.pem"),
+                TokenFixtures.pem(a.getPublic()) + TokenFixtures.pem(TokenFixtures.ed25519().getPublic()));
         assertMentions(refusal(AuthSettings.publicKeyPem(two)), "holds 2 keys", "JWKS");
 
         String privatePem = "-----BEGIN PRIVATE KEY-----\n"
@@ -91,7 +92,8 @@ class KeyConfigurationTest {
 
     @Test
     void refusesDamagedAndUnsupportedPemKeys() {
-        Path damaged = TokenFixtures.write(dir.resolve("damaged.pem"), "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----\n");
+        Path damaged = TokenFixtures.write(dir.resolve("damaged.pem"),
+                "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----\n");
         assertMentions(refusal(AuthSettings.publicKeyPem(damaged)), damaged.toString(), "neither RSA, EC nor Ed25519/Ed448, or is damaged");
 
         Path weak = TokenFixtures.writePem(dir, "weak.pem", TokenFixtures.rsa(1024).getPublic());
@@ -156,10 +158,12 @@ class KeyConfigurationTest {
         noKid.add(TokenFixtures.jwk(TokenFixtures.ed25519().getPublic(), "y"));
         assertMentions(refusal(AuthSettings.jwks(TokenFixtures.writeJwks(dir, "g.json", noKid))), "without 'kid'");
 
-        Path wrongAlg = TokenFixtures.writeJwks(dir, "h.json", List.of(Jwks.builder().key(rsa.getPublic()).id("r").algorithm("ES256").build()));
+        Path wrongAlg = TokenFixtures.writeJwks(dir, "h.json",
+                List.of(Jwks.builder().key(rsa.getPublic()).id("r").algorithm("ES256").build()));
         assertMentions(refusal(AuthSettings.jwks(wrongAlg)), "names alg ES256", "RS256");
 
-        Path onlyEnc = TokenFixtures.writeJwks(dir, "i.json", List.of(Jwks.builder().key(rsa.getPublic()).id("e").publicKeyUse("enc").build()));
+        Path onlyEnc = TokenFixtures.writeJwks(dir, "i.json",
+                List.of(Jwks.builder().key(rsa.getPublic()).id("e").publicKeyUse("enc").build()));
         assertMentions(refusal(AuthSettings.jwks(onlyEnc)), "no signature-verification key");
 
         Path weak = TokenFixtures.writeJwks(dir, "j.json", List.of(TokenFixtures.jwk(TokenFixtures.rsa(1024).getPublic(), "w")));
