@@ -167,6 +167,21 @@ class PublishIntegrationTest {
     }
 
     @Test
+    void answersExpectContinueSoLargeUploadsDoNotStall() throws Exception {
+        java.net.http.HttpClient client = java.net.http.HttpClient.newBuilder()
+                .version(java.net.http.HttpClient.Version.HTTP_1_1).build();
+        java.net.http.HttpRequest req = java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create(server.base() + "/v1/runs/expect/events"))
+                .expectContinue(true).header("Content-Type", "application/x-ndjson")
+                .header("Authorization", "Bearer " + admin)
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString(ev("A") + "\n")).build();
+        long t0 = System.nanoTime();
+        HttpResponse<String> r = client.send(req, HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, r.statusCode(), r.body());
+        assertTrue(System.nanoTime() - t0 < 900_000_000L, "no wait for a 100 Continue that never comes");
+    }
+
+    @Test
     void unsupportedContentTypeIs415() throws Exception {
         HttpResponse<String> r = Http.post(server.base() + "/v1/runs/ct/events", "text/plain", ev("A"),
                 "Authorization", "Bearer " + admin);
