@@ -23,6 +23,15 @@ public final class EventValidator {
         return lastError;
     }
 
+    private static final char[] RUN_FINISHED = "RUN_FINISHED".toCharArray();
+    private static final char[] RUN_ERROR = "RUN_ERROR".toCharArray();
+
+    /** Whether the type text is RUN_FINISHED or RUN_ERROR, compared in place (no String per event). */
+    private static boolean isTerminal(char[] text, int offset, int length) {
+        return java.util.Arrays.equals(text, offset, offset + length, RUN_FINISHED, 0, RUN_FINISHED.length)
+                || java.util.Arrays.equals(text, offset, offset + length, RUN_ERROR, 0, RUN_ERROR.length);
+    }
+
     public EventCheck check(ByteBuf json) {
         int length = json.readableBytes();
         byte[] bytes;
@@ -55,8 +64,7 @@ public final class EventValidator {
                         return EventCheck.MISSING_TYPE;
                     }
                     hasType = true;
-                    String type = p.getText();
-                    terminal = "RUN_FINISHED".equals(type) || "RUN_ERROR".equals(type);
+                    terminal = isTerminal(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
                 } else {
                     p.skipChildren();
                 }

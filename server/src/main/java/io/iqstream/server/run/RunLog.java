@@ -2,6 +2,7 @@ package io.iqstream.server.run;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.util.ByteProcessor;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
@@ -102,10 +103,13 @@ public final class RunLog {
         tail.writeBytes(DATA_PREFIX);
         int jsonStart = tail.writerIndex();
         tail.writeBytes(json, json.readerIndex(), jsonLength);
-        for (int i = jsonStart, end = tail.writerIndex(); i < end; i++) {
-            byte b = tail.getByte(i);
-            if (b == '\n' || b == '\r') {
-                tail.setByte(i, ' ');
+        if (json.forEachByte(json.readerIndex(), jsonLength, ByteProcessor.FIND_CRLF) >= 0) {
+            // rare: pretty-printed JSON; a line break between tokens must not break the frame
+            for (int i = jsonStart, end = tail.writerIndex(); i < end; i++) {
+                byte b = tail.getByte(i);
+                if (b == '\n' || b == '\r') {
+                    tail.setByte(i, ' ');
+                }
             }
         }
         tail.writeByte('\n').writeByte('\n');
