@@ -1,0 +1,181 @@
+package io.iqstream.bench;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The bench's options, parsed and validated once from the command line.
+ *
+ * @param runLengthMs length of one run (10 s in WORKLOAD.md); shorter compresses the schedule (tests)
+ */
+public record BenchOptions(
+    List<String> servers,
+    List<Integer> levels,
+    long warmupMs,
+    long windowMs,
+    long drainMs,
+    long runLengthMs,
+    int serverCpus,
+    boolean pin,
+    String transport,
+    Path outDir,
+    Path repo,
+    int dropEvery,
+    boolean quick,
+    boolean help) {
+
+  public static final List<String> ALL_SERVERS = List.of("iqstream", "nchan", "haproxy", "soketi");
+
+  public static final String USAGE = """
+      Usage: ./iqstream bench [options]
+
+      Runs the AG-UI workload (docs/BENCHMARK.md) against IQ-Stream and its peers on this machine,
+      one server at a time, pinned to its CPUs; writes bench/results/<time>/results.json, REPORT.md
+      and SVG charts, and points bench/results/latest at them.
+
+        --quick               short run of every server at small loads (levels 50,100; warm-up 12s;
+                              window 10s)
+        --servers LIST        comma list of: iqstream, nchan, haproxy (the TCP floor), soketi
+                              (default: all)
+        --levels LIST         concurrent runs K, comma list (default 100,300,1000,2000)
+        --window DUR          measured window (default 60s); DUR takes ms, s or m
+        --warmup DUR          warm-up before the window (default 20s; at least one run length)
+        --drain DUR           time after the window for late events and resumes (default 5s)
+        --run-length DUR      length of one run (default 10s, as the workload says); shorter
+                              compresses the schedule (for smoke tests only)
+        --server-cpus N       CPUs given to the server under test (default 1); the generator gets
+                              the others. IQ-Stream also runs with 2 workers on 2 CPUs when the
+                              machine has 4 or more CPUs
+        --no-pin              do not pin with taskset
+        --transport T         generator transport: auto (default), io_uring, epoll, nio
+        --drop-every N        one browser in N drops and resumes (default 10; 0 = none)
+        --out DIR             results root (default bench/results)
+        --help                this text
+
+      Environment: IQSTREAM_JAR (server jar; default server/target/iqstream-server.jar).
+      Peers are installed on first use by bench/peers/install-*.sh (apt-get / npm, idempotent).
+      """;
+
+  public static BenchOptions parse(String[] args, Path repo) {
+    List<String> servers = ALL_SERVERS;
+    List<Integer> levels = List.of(100, 300, 1000, 2000);
+    long warmup = 20_000;
+    long window = 60_000;
+    long drain = 5_000;
+    long runLength = 10_000;
+    int serverCpus = 1;
+    boolean pin = true;
+    String transport = "auto";
+    Path out = repo.resolve("bench/results");
+    int dropEvery = 10;
+    boolean quick = false;
+    boolean help = false;
+    Long warmupSet = null;
+    Long windowSet = null;
+    Long drainSet = null;
+    List<Integer> levelsSet = null;
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
+      String v = null;
+      int eq = a.indexOf('=');
+      if (a.startsWith("--") && eq > 0) {
+        v = a.substring(eq + 1);
+        a = a.substring(0, eq);
+      }
+      switch (a) {
+        case "--help", "-h" -> help = true;
+        case "--quick" -> quick = true;
+        case "--no-pin" -> pin = false;
+        default -> {
+          if (v == null) {
+            if (i + 1 >= args.length) {
+              throw new IllegalArgumentException(a + " needs a value");
+            }
+            v = args[++i];
+          }
+          switch (a) {
+            case "--servers" -> {
+              servers = new ArrayList<>();
+              for (String s : v.split(",")) {
+                String n = s.trim().toLowerCase(Locale.ROOT);
+                if (n.equals("floor") || n.equals("haproxy-floor")) {
+                  n = "haproxy";
+                }
+                if (!ALL_SERVERS.contains(n)) {
+                  throw new IllegalArgumentException("unknown server: " + s + " (known: "
+                      + String.join(", ", ALL_SERVERS) + ")");
+                }
+                servers.add(n);
+              }
+            }
+            case "--levels" -> {
+              levelsSet = new ArrayList<>();
+              for (String s : v.split(",")) {
+                int k = Integer.parseInt(s.trim().replace("_", ""));
+                if (k < 1 || k > 9_000) {
+                  throw new IllegalArgumentException("level out of range 1..9000: " + k);
+                }
+                levelsSet.add(k);
+              }
+            }
+            case "--window" -> windowSet = durationMs(v);
+            case "--warmup" -> warmupSet = durationMs(v);
+            case "--drain" -> drainSet = durationMs(v);
+            case "--run-length" -> runLength = durationMs(v);
+            case "--server-cpus" -> serverCpus = Integer.parseInt(v);
+            case "--transport" -> transport = v;
+            case "--drop-every" -> dropEvery = Integer.parseInt(v);
+            case "--out" -> out = Path.of(v);
+            default -> throw new IllegalArgumentException("unknown option: " + a);
+          }
+        }
+      }
+    }
+    if (quick) {
+      levels = List.of(50, 100);
+      warmup = 12_000;
+      window = 10_000;
+      drain = 4_000;
+    }
+    if (levelsSet != null) {
+      levels = levelsSet;
+    }
+    if (warmupSet != null) {
+      warmup = warmupSet;
+    }
+    if (windowSet != null) {
+      window = windowSet;
+    }
+    if (drainSet != null) {
+      drain = drainSet;
+    }
+    if (window < 1000) {
+      throw new IllegalArgumentException("--window must be at least 1s");
+    }
+    if (runLength < 500 || runLength > 60_000) {
+      throw new IllegalArgumentException("--run-length must be within 500ms..60s");
+    }
+    if (serverCpus < 1) {
+      throw new IllegalArgumentException("--server-cpus must be >= 1");
+    }
+    return new BenchOptions(List.copyOf(servers), List.copyOf(levels), warmup, window, drain,
+        runLength, serverCpus, pin, transport, out, repo, dropEvery, quick, help);
+  }
+
+  /** "60s", "500ms", "2m", or plain milliseconds. */
+  static long durationMs(String v) {
+    String s = v.trim().toLowerCase(Locale.ROOT);
+    if (s.endsWith("ms")) {
+      return Long.parseLong(s.substring(0, s.length() - 2));
+    }
+    if (s.endsWith("s")) {
+      return Math.round(Double.parseDouble(s.substring(0, s.length() - 1)) * 1000);
+    }
+    if (s.endsWith("m")) {
+      return Math.round(Double.parseDouble(s.substring(0, s.length() - 1)) * 60_000);
+    }
+    return Long.parseLong(s);
+  }
+}

@@ -1,0 +1,372 @@
+package io.iqstream.bench;
+
+import io.iqstream.bench.load.Driver;
+import io.iqstream.bench.load.LoadGenerator;
+import io.iqstream.bench.load.LoadStats;
+import io.iqstream.bench.load.Transport;
+import io.iqstream.bench.report.ReportWriter;
+import io.iqstream.bench.report.ResultRow;
+import io.iqstream.bench.server.HaproxyServer;
+import io.iqstream.bench.server.IqStreamServer;
+import io.iqstream.bench.server.NchanServer;
+import io.iqstream.bench.server.Placement;
+import io.iqstream.bench.server.ProcTree;
+import io.iqstream.bench.server.ServerUnderTest;
+import io.iqstream.bench.server.SoketiServer;
+import io.iqstream.bench.workload.RunScript;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.HdrHistogram.Histogram;
+
+/**
+ * The side-by-side runner: for each server and level, starts the server pinned to its CPUs, runs the
+ * load (warm-up, window, drain) from the other CPUs, reads the server's CPU time and memory from /proc,
+ * and writes the results folder after every level (so a failure keeps what was measured).
+ * Runner's (main) thread.
+ */
+public final class BenchRunner {
+  /** Generator CPU utilisation above which a result is the generator's limit, not the server's. */
+  static final double LOADGEN_CPU_LIMIT = 0.85;
+  /** Send lag p99 above which the generator did not keep its schedule. */
+  static final double SEND_LAG_LIMIT_MS = 10;
+
+  private final BenchOptions options;
+  private final String command;
+  private final int nproc;
+  private final String serverCpuList;
+  private final String generatorCpuList;
+  private final int generatorThreads;
+  private final Transport transport;
+  private final int nice;
+
+  public BenchRunner(BenchOptions options, String args, boolean pinSelf) throws IOException {
+    this.options = options;
+    this.command = "./iqstream bench" + (args.isBlank() ? "" : " " + args);
+    this.nproc = Runtime.getRuntime().availableProcessors();
+    this.transport = Transport.parse(options.transport());
+    boolean pin = options.pin() && nproc > options.serverCpus() && hasTaskset();
+    // raise the generator's priority, and so the servers' it starts (they inherit it), alike (root
+    // only), so other work on a shared machine disturbs the measurement less
+    this.nice = pin && pinSelf && isRoot() ? -10 : 0;
+    if (pin) {
+      serverCpuList = range(0, options.serverCpus() - 1);
+      // the generator's CPUs stay clear of the widest server placement (2 CPUs for IQ-Stream's
+      // 2-worker run where the machine has room)
+      int firstGeneratorCpu = Math.max(options.serverCpus(), twoWorkerRun(options, nproc) ? 2 : 0);
+      generatorCpuList = range(firstGeneratorCpu, nproc - 1);
+      generatorThreads = nproc - firstGeneratorCpu;
+      if (pinSelf) {
+        exec(List.of("taskset", "-a", "-p", "-c", generatorCpuList,
+            Long.toString(ProcessHandle.current().pid())));
+        if (nice != 0) {
+          // per thread: threads made later (the event loops) inherit it from this one
+          try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+            for (Path task : tasks.toList()) {
+              exec(List.of("renice", "-n", Integer.toString(nice), "-p",
+                  task.getFileName().toString()));
+            }
+          }
+        }
+      }
+    } else {
+      serverCpuList = null;
+      generatorCpuList = null;
+      generatorThreads = Math.max(1, Math.min(4, nproc / 2));
+    }
+  }
+
+  /** Runs everything; returns the results folder. */
+  public Path run() throws Exception {
+    String stamp = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss").withZone(ZoneOffset.UTC)
+        .format(Instant.now());
+    Path dir = options.outDir().resolve(stamp);
+    Files.createDirectories(dir);
+    Map<String, Object> meta = meta();
+    Map<String, String> servers = new LinkedHashMap<>();
+    List<ResultRow> rows = new ArrayList<>();
+    for (String name : options.servers()) {
+      for (int cpus : cpuCounts(name)) {
+        String cpuList = serverCpuList;
+        if (cpus != options.serverCpus()) {
+          cpuList = range(0, cpus - 1);
+        }
+        runServer(name, cpus, new Placement(cpuList), dir, meta, servers, rows);
+      }
+    }
+    ReportWriter.write(dir, meta, servers, rows);
+    Path latest = options.outDir().resolve("latest");
+    Files.deleteIfExists(latest);
+    Files.createSymbolicLink(latest, Path.of(stamp));
+    return dir;
+  }
+
+  private List<Integer> cpuCounts(String name) {
+    List<Integer> counts = new ArrayList<>(List.of(options.serverCpus()));
+    // 2 workers on 2 CPUs where the machine leaves the generator at least 2 CPUs
+    if (name.equals("iqstream") && serverCpuList != null && twoWorkerRun(options, nproc)) {
+      counts.add(2);
+    }
+    return counts;
+  }
+
+  private void runServer(String name, int cpus, Placement placement, Path dir, Map<String, Object> meta,
+      Map<String, String> servers, List<ResultRow> rows) throws IOException {
+    ServerUnderTest server = newServer(name);
+    String label = server.name() + (cpus > 1 ? "-" + cpus + "cpu" : "");
+    try {
+      server.install();
+    } catch (Exception e) {
+      log("%s: not installable here: %s", name, e.getMessage());
+      servers.put(label, "not measured: " + e.getMessage());
+      rows.add(ResultRow.failed(name, cpus, 0, "not installable: " + e.getMessage()));
+      ReportWriter.write(dir, meta, servers, rows);
+      return;
+    }
+    for (int k : options.levels()) {
+      ResultRow row;
+      try {
+        row = measure(server, cpus, placement, k);
+        servers.put(label, server.description());
+      } catch (Exception e) {
+        log("%s K=%d failed: %s", name, k, e);
+        row = ResultRow.failed(name, cpus, k, String.valueOf(e.getMessage()));
+      } finally {
+        Path logs = dir.resolve("logs");
+        Files.createDirectories(logs);
+        Files.writeString(logs.resolve(label + "-K" + k + ".log"), server.output());
+        server.close();
+      }
+      rows.add(row);
+      ReportWriter.write(dir, meta, servers, rows);
+      if (row.error() == null && row.deliveredRatio() < 0.5) {
+        log("%s fell far behind at K=%d; higher levels skipped", name, k);
+        break;
+      }
+    }
+  }
+
+  /** IQ-Stream also runs with 2 workers on 2 CPUs where 2 or more CPUs remain for the generator. */
+  private static boolean twoWorkerRun(BenchOptions options, int nproc) {
+    return options.serverCpus() == 1 && nproc >= 4 && options.servers().contains("iqstream");
+  }
+
+  ServerUnderTest newServer(String name) {
+    Path repo = options.repo();
+    return switch (name) {
+      // the JVM flags of `./iqstream serve` (its documented production setup)
+      case "iqstream" -> new IqStreamServer(IqStreamServer.defaultJar(repo), "iqstream",
+          List.of("-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError",
+              "-Dio.netty.leakDetection.level=disabled", "--enable-native-access=ALL-UNNAMED",
+              "-Dio.netty.tryReflectionSetAccessible=true",
+              "--add-opens=java.base/java.nio=ALL-UNNAMED",
+              "--add-opens=java.base/jdk.internal.misc=ALL-UNNAMED",
+              "-Dio.netty.allocator.type=pooled"));
+      case "nchan" -> new NchanServer(repo.resolve("bench/peers"));
+      case "haproxy" -> new HaproxyServer(repo.resolve("bench/peers"));
+      case "soketi" -> new SoketiServer(repo.resolve("bench/peers"));
+      default -> throw new IllegalArgumentException(name);
+    };
+  }
+
+  private ResultRow measure(ServerUnderTest server, int cpus, Placement placement, int k)
+      throws Exception {
+    if (2L * k + 200 > 19_000) {
+      throw new IllegalArgumentException("K=" + k + " needs more sockets than one process may hold"
+          + " (RLIMIT_NOFILE 20000); run fewer runs");
+    }
+    try (LoadGenerator gen = new LoadGenerator(transport, generatorThreads)) {
+      Driver driver = server.start(placement, cpus, gen);
+      long pid = server.pid();
+      Thread.sleep(1000);
+      long rssRest = ProcTree.rssKib(pid);
+      RunScript script = RunScript.ofLengthMs(options.runLengthMs());
+      List<String> sources = new ArrayList<>();
+      if (k > 1000) {
+        for (int i = 1; i <= 8; i++) {
+          sources.add("127.0.0." + i);
+        }
+      }
+      long warmupNs = TimeUnit.MILLISECONDS.toNanos(
+          Math.max(options.warmupMs(), options.runLengthMs()));
+      LoadGenerator.Config config = new LoadGenerator.Config(driver, k, script, warmupNs,
+          TimeUnit.MILLISECONDS.toNanos(options.windowMs()),
+          TimeUnit.MILLISECONDS.toNanos(options.drainMs()), options.dropEvery(), sources,
+          0x5eedL + k);
+      log("%s (%d CPU) K=%d: warm-up %ds, window %ds", server.name(), cpus, k,
+          warmupNs / 1_000_000_000L, options.windowMs() / 1000);
+      LoadGenerator.Timeline t = gen.start(config);
+      // the server's processes, found once (walking /proc costs the generator's CPU)
+      sleepUntil(t.windowStartNs() - 200_000_000L);
+      List<Long> pids = ProcTree.withDescendants(pid);
+      sleepUntil(t.windowStartNs());
+      long cpu0 = ProcTree.cpuMicros(pids);
+      long gen0 = ProcTree.selfCpuMicros();
+      long w0 = System.nanoTime();
+      long rssMax = 0;
+      while (System.nanoTime() < t.windowEndNs()) {
+        rssMax = Math.max(rssMax, ProcTree.rssKib(pids));
+        sleepUntil(Math.min(t.windowEndNs(), System.nanoTime() + 2_000_000_000L));
+      }
+      // the tree again: processes started in the window (a respawned worker) count whole, and those
+      // that ended count through the parent that reaped them
+      long cpu1 = ProcTree.cpuMicros(ProcTree.withDescendants(pid));
+      long gen1 = ProcTree.selfCpuMicros();
+      long w1 = System.nanoTime();
+      LoadStats s = gen.await();
+      if (!server.isAlive()) {
+        throw new IllegalStateException(server.name() + " died during the load");
+      }
+      double windowS = (w1 - w0) / 1e9;
+      double serverCpuUs = cpu1 - cpu0;
+      double genUtil = (gen1 - gen0) / 1e6 / windowS / generatorThreads;
+      double sendLagP99 = ms(s.sendLagNs, 99);
+      String limitReason = genUtil > LOADGEN_CPU_LIMIT ? "generator CPU above 85%"
+          : sendLagP99 > SEND_LAG_LIMIT_MS ? "generator sends late (p99 above 10 ms)" : null;
+      boolean limited = limitReason != null;
+      double delivered = s.expected == 0 ? 0 : s.delivered / (double) s.expected;
+      double eventsPerSec = s.receivedInWindow / windowS;
+      double target = k * RunScript.EVENTS / (script.lengthNs() / 1e9);
+      Long lost = delivered < 0.9 || s.reconnectingRuns == 0 ? null : s.lostOnReconnect;
+      ResultRow row = new ResultRow(server.name(), cpus, k, round(windowS, 3), s.expected,
+          s.delivered, round(delivered, 5), round(eventsPerSec, 1), round(target, 1),
+          s.receivedInWindow == 0 ? null : round(serverCpuUs / s.receivedInWindow, 2),
+          round(serverCpuUs / 1e6 / windowS / cpus, 3),
+          msOrNull(s.latencyNs, 50), msOrNull(s.latencyNs, 99), msOrNull(s.latencyNs, 99.9),
+          s.latencyNs.getTotalCount() == 0 ? null : round(s.latencyNs.getMaxValue() / 1e6, 3),
+          lost, s.reconnectingRuns, msOrNull(s.resumeNs, 50), msOrNull(s.resumeNs, 99),
+          s.duplicates, s.reordered, s.corrupted,
+          rssMax > 0 ? round(Math.max(0, rssMax - rssRest) / (double) k, 1) : null, rssRest,
+          rssMax, limited, limitReason, round(genUtil, 3), round(sendLagP99, 3),
+          round(s.sendLagNs.getMaxValue() / 1e6, 3), round(ms(s.tickGapNs, 99.9), 3),
+          round(s.tickGapNs.getMaxValue() / 1e6, 3), s.runsStarted, s.publishErrors,
+          s.subscribeErrors, s.connectFailures, s.unexpectedDisconnects,
+          gen.transport().name().toLowerCase(), null);
+      log("%s K=%d: delivered %.2f%% (%d/%d), %.0f ev/s of %.0f, CPU %s µs/ev (%.0f%%), p50 %s p99 %s"
+              + " ms, lost %s, dup %d, corrupt %d, gen CPU %.0f%% lag p99 %.1f ms%s",
+          server.name(), k, 100 * delivered, s.delivered, s.expected, eventsPerSec, target,
+          row.cpuUsPerEvent(), 100 * row.serverCpuUtil(), row.p50Ms(), row.p99Ms(), lost,
+          s.duplicates, s.corrupted, 100 * genUtil, sendLagP99, limited ? " LOADGEN-LIMITED" : "");
+      log("  generator ticks: p50 %.2f p99 %.2f p99.9 %.2f max %.2f ms; send lag p50 %.2f p99.9 %.2f"
+              + " max %.2f ms", ms(s.tickGapNs, 50), ms(s.tickGapNs, 99), ms(s.tickGapNs, 99.9),
+          s.tickGapNs.getMaxValue() / 1e6, ms(s.sendLagNs, 50), ms(s.sendLagNs, 99.9),
+          s.sendLagNs.getMaxValue() / 1e6);
+      if (s.publishErrors + s.subscribeErrors + s.connectFailures > 0) {
+        log("  errors: publish %d, subscribe %d, connect %d, unexpected disconnects %d",
+            s.publishErrors, s.subscribeErrors, s.connectFailures, s.unexpectedDisconnects);
+      }
+      return row;
+    }
+  }
+
+  private Map<String, Object> meta() {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("command", command);
+    m.put("started", Instant.now().toString());
+    m.put("machine", nproc + "-CPU " + (isVm() ? "VM" : "machine"));
+    m.put("cpu_model", cpuModel());
+    m.put("nproc", nproc);
+    m.put("kernel", System.getProperty("os.name") + " " + System.getProperty("os.version"));
+    m.put("java", System.getProperty("java.version"));
+    m.put("server_cpus", serverCpuList == null ? "not pinned" : serverCpuList);
+    m.put("generator_cpus", generatorCpuList == null ? "not pinned" : generatorCpuList);
+    m.put("generator_threads", generatorThreads);
+    m.put("transport", transport.name().toLowerCase());
+    m.put("nice", nice);
+    m.put("warmup_s", Math.max(options.warmupMs(), options.runLengthMs()) / 1000.0);
+    m.put("window_s", options.windowMs() / 1000.0);
+    m.put("drain_s", options.drainMs() / 1000.0);
+    m.put("run_length_s", round(RunScript.ofLengthMs(options.runLengthMs()).lengthNs() / 1e9, 3));
+    m.put("drop_every", options.dropEvery());
+    return m;
+  }
+
+  private static boolean isVm() {
+    try {
+      return Files.readString(Path.of("/proc/cpuinfo")).contains(" hypervisor");
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static String cpuModel() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+        if (line.startsWith("model name")) {
+          return line.substring(line.indexOf(':') + 1).trim();
+        }
+      }
+    } catch (IOException e) {
+      // not Linux
+    }
+    return "unknown";
+  }
+
+  private static boolean isRoot() {
+    try {
+      return Files.readString(Path.of("/proc/self/status")).lines()
+          .anyMatch(l -> l.startsWith("Uid:") && l.split("\\s+")[1].equals("0"));
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static boolean hasTaskset() {
+    try {
+      return new ProcessBuilder("taskset", "-V").redirectErrorStream(true).start().waitFor() == 0;
+    } catch (Exception e) {
+      return false;
+    }
+  }
+
+  static void exec(List<String> cmd) throws IOException {
+    try {
+      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+      String out = new String(p.getInputStream().readAllBytes());
+      if (p.waitFor() != 0) {
+        throw new IOException(String.join(" ", cmd) + " failed: " + out);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException(e);
+    }
+  }
+
+  private static String range(int from, int to) {
+    return from == to ? Integer.toString(from) : from + "-" + to;
+  }
+
+  private static void sleepUntil(long nanoTime) throws InterruptedException {
+    long ms;
+    while ((ms = (nanoTime - System.nanoTime()) / 1_000_000L) > 0) {
+      Thread.sleep(Math.min(ms, 500));
+    }
+  }
+
+  private static double ms(Histogram h, double percentile) {
+    return h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(percentile) / 1e6;
+  }
+
+  private static Double msOrNull(Histogram h, double percentile) {
+    return h.getTotalCount() == 0 ? null : round(h.getValueAtPercentile(percentile) / 1e6, 3);
+  }
+
+  private static double round(double v, int digits) {
+    double f = Math.pow(10, digits);
+    return Math.round(v * f) / f;
+  }
+
+  static void log(String format, Object... args) {
+    System.out.printf("[bench %s] %s%n", DateTimeFormatter.ofPattern("HH:mm:ss")
+        .withZone(ZoneOffset.UTC).format(Instant.now()), String.format(format, args));
+    System.out.flush();
+  }
+}

@@ -1,0 +1,34 @@
+package io.iqstream.bench.load;
+
+import io.netty.channel.Channel;
+
+/**
+ * The backend side of one run: a connection that sends the run's events in the server's protocol.
+ * Confined to the run's event loop. Writes do not flush; the generator flushes once per loop turn.
+ */
+public abstract class Publisher {
+  protected final Run run;
+  protected Channel channel;
+
+  protected Publisher(Run run) {
+    this.run = run;
+  }
+
+  /** Writes event {@code index} of the run (no flush). Called only after {@link Run#publisherReady}. */
+  public abstract void writeEvent(int index);
+
+  /** Called once after the last event has been written; ends the publish (and flushes). */
+  public abstract void finish();
+
+  public void flush() {
+    if (channel != null) {
+      channel.flush();
+    }
+  }
+
+  public void close() {
+    if (channel != null) {
+      channel.close();
+    }
+  }
+}

@@ -1,0 +1,70 @@
+package io.iqstream.bench.load;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.uring.IoUring;
+import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.netty.channel.uring.IoUringSocketChannel;
+import java.util.Locale;
+
+/**
+ * The generator's Netty transport: io_uring where the kernel allows it (it batches system calls), then
+ * epoll, then NIO. Any thread.
+ */
+public enum Transport {
+  IO_URING, EPOLL, NIO;
+
+  /** {@code auto}, {@code io_uring}, {@code epoll} or {@code nio}. */
+  public static Transport parse(String name) {
+    return switch (name.toLowerCase(Locale.ROOT)) {
+      case "auto" -> IoUring.isAvailable() ? IO_URING : Epoll.isAvailable() ? EPOLL : NIO;
+      case "io_uring", "iouring", "io-uring" -> requireAvailable(IO_URING, IoUring.isAvailable());
+      case "epoll" -> requireAvailable(EPOLL, Epoll.isAvailable());
+      case "nio" -> NIO;
+      default -> throw new IllegalArgumentException("unknown transport: " + name);
+    };
+  }
+
+  private static Transport requireAvailable(Transport t, boolean available) {
+    if (!available) {
+      throw new IllegalArgumentException(t + " is not available on this machine");
+    }
+    return t;
+  }
+
+  public EventLoopGroup newGroup(int threads) {
+    IoHandlerFactory factory = switch (this) {
+      case IO_URING -> IoUringIoHandler.newFactory();
+      case EPOLL -> EpollIoHandler.newFactory();
+      case NIO -> NioIoHandler.newFactory();
+    };
+    return new MultiThreadIoEventLoopGroup(threads, factory);
+  }
+
+  public Class<? extends SocketChannel> socketChannel() {
+    return switch (this) {
+      case IO_URING -> IoUringSocketChannel.class;
+      case EPOLL -> EpollSocketChannel.class;
+      case NIO -> NioSocketChannel.class;
+    };
+  }
+
+  public Class<? extends ServerChannel> serverChannel() {
+    return switch (this) {
+      case IO_URING -> IoUringServerSocketChannel.class;
+      case EPOLL -> EpollServerSocketChannel.class;
+      case NIO -> NioServerSocketChannel.class;
+    };
+  }
+}

@@ -1,0 +1,107 @@
+package io.iqstream.bench.server;
+
+import io.iqstream.bench.driver.IqStreamDriver;
+import io.iqstream.bench.load.Driver;
+import io.iqstream.bench.load.LoadGenerator;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * IQ-Stream from its shaded jar ({@code IQSTREAM_JAR}, default {@code server/target/iqstream-server.jar}),
+ * on 127.0.0.1, with JWT authorization on and one worker per CPU it is given.
+ */
+public final class IqStreamServer implements ServerUnderTest {
+  private static final Pattern LISTENING = Pattern.compile("listening on http://[^:]+:(\\d+)");
+
+  private Path jar;
+  private final String name;
+  private final List<String> jvmFlags;
+  private ServerProcess process;
+  private int workers;
+
+  public IqStreamServer(Path jar, String name, List<String> jvmFlags) {
+    this.jar = jar;
+    this.name = name;
+    this.jvmFlags = List.copyOf(jvmFlags);
+  }
+
+  /** The jar from {@code IQSTREAM_JAR}, else {@code <repo>/server/target/iqstream-server.jar}. */
+  public static Path defaultJar(Path repo) {
+    String env = System.getenv("IQSTREAM_JAR");
+    return env != null && !env.isBlank() ? Path.of(env)
+        : repo.resolve("server/target/iqstream-server.jar");
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  /** Checks the jar and takes a private copy, so a rebuild during the bench cannot change it. */
+  @Override
+  public void install() throws java.io.IOException {
+    if (!Files.isRegularFile(jar)) {
+      throw new IllegalStateException("no server jar at " + jar
+          + " (build it with `mvn -B -q -pl server package`, or set IQSTREAM_JAR)");
+    }
+    Path copy = Files.createTempFile("iqstream-bench-server", ".jar");
+    copy.toFile().deleteOnExit();
+    Files.copy(jar, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+    jar = copy;
+  }
+
+  @Override
+  public Driver start(Placement placement, int cpus, LoadGenerator generator) throws Exception {
+    byte[] secret = new byte[32];
+    new SecureRandom().nextBytes(secret);
+    String jwtSecret = HexFormat.of().formatHex(secret);
+    workers = Math.max(1, cpus);
+    List<String> cmd = new ArrayList<>();
+    cmd.add(ProcessHandle.current().info().command().orElse("java"));
+    cmd.addAll(jvmFlags);
+    cmd.addAll(List.of("-jar", jar.toString(), "serve", "--host", "127.0.0.1", "--port", "0",
+        "--jwt-secret", jwtSecret, "--workers", Integer.toString(workers)));
+    process = ServerProcess.start(cmd, placement, null, line -> LISTENING.matcher(line).find());
+    String line = process.awaitReady(30_000);
+    Matcher m = LISTENING.matcher(line);
+    if (!m.find()) {
+      throw new IllegalStateException("no port in: " + line);
+    }
+    return new IqStreamDriver("127.0.0.1", Integer.parseInt(m.group(1)), jwtSecret);
+  }
+
+  @Override
+  public String output() {
+    return process == null ? "" : process.output();
+  }
+
+  @Override
+  public boolean isAlive() {
+    return process != null && process.isAlive();
+  }
+
+  @Override
+  public long pid() {
+    return process.pid();
+  }
+
+  @Override
+  public String description() {
+    return "IQ-Stream (server jar), " + workers + " worker(s), JWT HS256 auth, "
+        + "chunked NDJSON publish, SSE subscribe";
+  }
+
+  @Override
+  public void close() {
+    if (process != null) {
+      process.close();
+      process = null;
+    }
+  }
+}

@@ -1,0 +1,120 @@
+package io.iqstream.bench.server;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * CPU time and resident memory of a process and all its descendants, read from /proc (Linux). Any
+ * thread; each call reads /proc afresh.
+ */
+public final class ProcTree {
+  /** USER_HZ: the unit of utime/stime in /proc/[pid]/stat (100 on every Linux this runs on). */
+  public static final long CLOCK_TICKS_PER_SEC = 100;
+
+  private ProcTree() {}
+
+  /** User + system CPU time of {@code pid} and its descendants (all threads), in microseconds. */
+  public static long cpuMicros(long pid) {
+    return cpuMicros(withDescendants(pid));
+  }
+
+  /**
+   * User + system CPU time of these processes (all threads), in microseconds, with the time of the
+   * children they reaped (cutime, cstime): a worker that dies and is reaped by its master (nginx
+   * respawns workers) keeps counting through its parent.
+   */
+  public static long cpuMicros(List<Long> pids) {
+    long ticks = 0;
+    for (long p : pids) {
+      long[] f = stat(p);
+      if (f != null) {
+        ticks += f[1] + f[2] + f[3] + f[4];
+      }
+    }
+    return ticks * 1_000_000L / CLOCK_TICKS_PER_SEC;
+  }
+
+  /** Resident memory of {@code pid} and its descendants, KiB (see {@link #rssKib(List)}). */
+  public static long rssKib(long pid) {
+    return rssKib(withDescendants(pid));
+  }
+
+  /**
+   * Resident memory of these processes, KiB: the proportional set size (shared pages, such as
+   * nginx's shared memory zone, counted once over the processes that share them), else VmRSS.
+   */
+  public static long rssKib(List<Long> pids) {
+    long kib = 0;
+    for (long p : pids) {
+      kib += field(Path.of("/proc", Long.toString(p), "smaps_rollup"), "Pss:")
+          .orElseGet(() -> field(Path.of("/proc", Long.toString(p), "status"), "VmRSS:").orElse(0L));
+    }
+    return kib;
+  }
+
+  private static java.util.Optional<Long> field(Path file, String name) {
+    try {
+      for (String line : Files.readAllLines(file)) {
+        if (line.startsWith(name)) {
+          return java.util.Optional.of(Long.parseLong(line.replaceAll("[^0-9]", "")));
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // the process ended meanwhile, or no such file on this kernel
+    }
+    return java.util.Optional.empty();
+  }
+
+  /** {@code pid} followed by every descendant alive now. */
+  public static List<Long> withDescendants(long pid) {
+    Map<Long, List<Long>> children = new HashMap<>();
+    try (DirectoryStream<Path> dir = Files.newDirectoryStream(Path.of("/proc"))) {
+      for (Path p : dir) {
+        String name = p.getFileName().toString();
+        if (name.isEmpty() || !Character.isDigit(name.charAt(0))) {
+          continue;
+        }
+        long[] f = stat(Long.parseLong(name));
+        if (f != null) {
+          children.computeIfAbsent(f[0], x -> new ArrayList<>()).add(Long.parseLong(name));
+        }
+      }
+    } catch (IOException e) {
+      return List.of(pid);
+    }
+    List<Long> out = new ArrayList<>();
+    out.add(pid);
+    for (int i = 0; i < out.size(); i++) {
+      out.addAll(children.getOrDefault(out.get(i), List.of()));
+    }
+    return out;
+  }
+
+  /** {ppid, utime, stime, cutime, cstime} of one process, null if it is gone. */
+  static long[] stat(long pid) {
+    try {
+      String s = Files.readString(Path.of("/proc", Long.toString(pid), "stat"),
+          StandardCharsets.US_ASCII);
+      // the command name may hold spaces and parentheses: fields start after the last ')'
+      String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
+      // f[0]=state f[1]=ppid ... f[11]=utime f[12]=stime f[13]=cutime f[14]=cstime
+      return new long[] {Long.parseLong(f[1]), Long.parseLong(f[11]), Long.parseLong(f[12]),
+          Long.parseLong(f[13]), Long.parseLong(f[14])};
+    } catch (IOException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** CPU time of this JVM (all threads), microseconds. */
+  public static long selfCpuMicros() {
+    long[] f = stat(ProcessHandle.current().pid());
+    return f == null ? 0 : (f[1] + f[2]) * 1_000_000L / CLOCK_TICKS_PER_SEC;
+  }
+}

@@ -1,0 +1,37 @@
+package io.iqstream.bench.server;
+
+import io.iqstream.bench.load.Driver;
+import io.iqstream.bench.load.LoadGenerator;
+
+/**
+ * A server the bench runs: started pinned to its CPUs, driven in its own protocol, stopped. Used from
+ * the runner's thread.
+ */
+public interface ServerUnderTest extends AutoCloseable {
+  /** Name in results, e.g. {@code iqstream}, {@code nchan}, {@code haproxy-floor}. */
+  String name();
+
+  /** Installs what it needs (idempotent); throws with the reason when it cannot. */
+  default void install() throws Exception {}
+
+  /**
+   * Starts the server with its placement (CPUs, priority) and returns the driver that talks to it.
+   * {@code generator} is there for servers that connect back to it.
+   */
+  Driver start(Placement placement, int cpus, LoadGenerator generator) throws Exception;
+
+  /** The pid whose process tree is the server. */
+  long pid();
+
+  /** The tail of the server's output (kept beside the results). */
+  String output();
+
+  /** Whether the server process is still running. */
+  boolean isAlive();
+
+  /** Version and setup in words, for the report. */
+  String description();
+
+  @Override
+  void close();
+}

@@ -1,0 +1,64 @@
+package io.iqstream.bench;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.iqstream.bench.server.IqStreamServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The CI smoke of the bench: the real pipeline (server jar started as a process, the generator, the
+ * checker, the report) against IQ-Stream, a few short runs for a few seconds. Needs no apt packages.
+ */
+class BenchSmokeTest {
+  @TempDir Path out;
+
+  @Test
+  @Timeout(60)
+  void smallLoadAgainstIqStreamDeliversEverythingAndWritesWellFormedResults() throws Exception {
+    Path repo = Path.of(System.getProperty("iqstream.repo", "..")).toAbsolutePath().normalize();
+    Path jar = IqStreamServer.defaultJar(repo);
+    if (!Files.isRegularFile(jar)) {
+      System.out.println("BenchSmokeTest skipped: no server jar at " + jar);
+      Assumptions.abort("no server jar at " + jar);
+    }
+    BenchOptions options = BenchOptions.parse(new String[] {
+        "--servers", "iqstream", "--levels", "10", "--run-length", "2s", "--warmup", "2s",
+        "--window", "3s", "--drain", "20s", "--drop-every", "5", "--no-pin",
+        "--out", out.toString()}, repo);
+    Path dir = new BenchRunner(options, "--smoke", false).run();
+
+    JsonNode doc = new ObjectMapper().readTree(dir.resolve("results.json").toFile());
+    assertEquals(1, doc.get("results").size());
+    JsonNode r = doc.get("results").get(0);
+    assertFalse(r.has("error"), () -> "error: " + r.get("error"));
+    assertEquals("iqstream", r.get("server").asText());
+    assertEquals(10, r.get("concurrency").asInt());
+    assertTrue(r.get("events_expected").asLong() >= 429 * 5, "several runs ended in the window");
+    assertEquals(r.get("events_expected").asLong(), r.get("events_delivered").asLong(),
+        "100% delivery");
+    assertEquals(1.0, r.get("delivered_ratio").asDouble());
+    assertTrue(r.get("reconnecting_runs").asLong() >= 1, "some browsers dropped and resumed");
+    assertEquals(0, r.get("lost_on_reconnect").asLong());
+    assertEquals(0, r.get("duplicates").asLong());
+    assertEquals(0, r.get("corrupted").asLong());
+    assertEquals(0, r.get("reordered").asLong());
+    assertEquals(0, r.get("subscribe_errors").asLong());
+    assertEquals(0, r.get("publish_errors").asLong());
+    assertTrue(r.get("p99_ms").asDouble() > 0);
+    assertTrue(r.get("cpu_us_per_event").asDouble() > 0);
+    assertTrue(r.has("resume_p50_ms"), "time to resume measured");
+    for (String f : new String[] {"REPORT.md", "delivered.svg", "p99.svg", "cpu-per-event.svg"}) {
+      assertTrue(Files.size(dir.resolve(f)) > 100, f);
+    }
+    assertEquals(dir.toRealPath(), out.resolve("latest").toRealPath());
+  }
+}

@@ -1,0 +1,63 @@
+package io.iqstream.bench.report;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import javax.xml.parsers.DocumentBuilderFactory;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.w3c.dom.Document;
+
+class ReportWriterTest {
+  @TempDir Path dir;
+
+  private static ResultRow row(String server, int k, double eps, double p99, double cpu) {
+    return new ResultRow(server, 1, k, 60, 1000, 1000, 1.0, eps, eps, cpu, 0.5, 1.0, p99, p99 * 2,
+        p99 * 3, 0L, 10, 5.0, 9.0, 0, 0, 0, 12.5, 1000, 2000, false, null, 0.4, 1.2, 3.0, 2.0, 4.0,
+        100, 0, 0, 0, 0, "epoll", null);
+  }
+
+  @Test
+  void writesResultsJsonReportAndWellFormedCharts() throws Exception {
+    List<ResultRow> rows = List.of(row("iqstream", 100, 4290, 2.5, 20), row("iqstream", 300, 12870,
+        3.1, 18), row("nchan", 100, 4290, 4.0, 50), ResultRow.failed("soketi", 1, 0, "no npm"));
+    ReportWriter.write(dir, Map.of("command", "./iqstream bench --quick", "nproc", 2),
+        Map.of("iqstream", "IQ-Stream"), rows);
+
+    JsonNode json = new ObjectMapper().readTree(dir.resolve("results.json").toFile());
+    JsonNode first = json.get("results").get(0);
+    for (String field : List.of("server", "cpus", "concurrency", "events_expected",
+        "events_delivered", "delivered_ratio", "events_per_sec", "cpu_us_per_event", "p50_ms",
+        "p99_ms", "p999_ms", "lost_on_reconnect", "duplicates", "rss_kib_per_run",
+        "loadgen_limited")) {
+      assertTrue(first.has(field), field);
+    }
+    assertEquals("no npm", json.get("results").get(3).get("error").asText());
+
+    String report = Files.readString(dir.resolve("REPORT.md"));
+    assertTrue(report.contains("| 300 | iqstream | 1 | 100.00% (1000/1000) |"), report);
+    assertTrue(report.contains("failed: no npm"));
+    assertTrue(report.contains("IQ-Stream vs Nchan at K = 100, the highest load both kept up with"),
+        report);
+
+    for (String svg : List.of("delivered.svg", "p99.svg", "cpu-per-event.svg")) {
+      Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder()
+          .parse(dir.resolve(svg).toFile());
+      assertEquals("svg", doc.getDocumentElement().getNodeName());
+      assertEquals(2, doc.getElementsByTagName("polyline").getLength(), svg + ": one line per server");
+    }
+  }
+
+  @Test
+  void niceAxisBoundsCoverTheData() {
+    assertEquals(50, SvgChart.niceCeil(41.5), 1e-9);
+    assertEquals(1.2, SvgChart.niceCeil(1.1), 1e-9);
+    assertEquals(10_000, SvgChart.niceCeil(9_000), 1e-9);
+  }
+}
