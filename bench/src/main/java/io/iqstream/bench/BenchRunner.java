@@ -162,19 +162,30 @@ public final class BenchRunner {
   ServerUnderTest newServer(String name) {
     Path repo = options.repo();
     return switch (name) {
-      // the JVM flags of `./iqstream serve` (its documented production setup)
-      case "iqstream" -> new IqStreamServer(IqStreamServer.defaultJar(repo), "iqstream",
-          List.of("-XX:+UseG1GC", "-XX:+ExitOnOutOfMemoryError",
-              "-Dio.netty.leakDetection.level=disabled", "--enable-native-access=ALL-UNNAMED",
-              "-Dio.netty.tryReflectionSetAccessible=true",
-              "--add-opens=java.base/java.nio=ALL-UNNAMED",
-              "--add-opens=java.base/jdk.internal.misc=ALL-UNNAMED",
-              "-Dio.netty.allocator.type=pooled"));
+      // the JVM flags of `./iqstream serve` (its documented production setup), with a fixed, pre-touched heap
+      // so that resident memory grows with what the runs cost, not with the heap's lazy expansion;
+      // IQSTREAM_JVM_OPTS replaces the sizing part, as it does for the launcher
+      case "iqstream" -> new IqStreamServer(IqStreamServer.defaultJar(repo), "iqstream", iqstreamJvmFlags());
       case "nchan" -> new NchanServer(repo.resolve("bench/peers"));
       case "haproxy" -> new HaproxyServer(repo.resolve("bench/peers"));
       case "soketi" -> new SoketiServer(repo.resolve("bench/peers"));
       default -> throw new IllegalArgumentException(name);
     };
+  }
+
+  static List<String> iqstreamJvmFlags() {
+    List<String> flags = new java.util.ArrayList<>(List.of("-XX:+ExitOnOutOfMemoryError",
+        "-Dio.netty.leakDetection.level=disabled", "--enable-native-access=ALL-UNNAMED",
+        "-Dio.netty.tryReflectionSetAccessible=true",
+        "--add-opens=java.base/java.nio=ALL-UNNAMED",
+        "--add-opens=java.base/jdk.internal.misc=ALL-UNNAMED",
+        "-Dio.netty.allocator.type=pooled"));
+    String sizing = System.getenv("IQSTREAM_JVM_OPTS");
+    if (sizing == null || sizing.isBlank()) {
+      sizing = "-XX:+UseG1GC -Xms512m -Xmx512m -XX:+AlwaysPreTouch -XX:MaxDirectMemorySize=2g";
+    }
+    flags.addAll(List.of(sizing.trim().split("\\s+")));
+    return flags;
   }
 
   private ResultRow measure(ServerUnderTest server, int cpus, Placement placement, int k)
