@@ -13,9 +13,8 @@ import java.util.List;
  * publisher's connection to the generator's listener unchanged. Its own config in a temp folder,
  * 127.0.0.1 only, {@code nbthread} = the CPUs it is given.
  */
-public final class HaproxyServer implements ServerUnderTest {
+public final class HaproxyServer extends ProcessServer {
   private final Path peers;
-  private ServerProcess process;
   private Path dir;
   private int cpus;
 
@@ -76,32 +75,9 @@ public final class HaproxyServer implements ServerUnderTest {
   }
 
   @Override
-  public String output() {
-    return process == null ? "" : process.output();
-  }
-
-  @Override
-  public boolean isAlive() {
-    return process != null && process.isAlive();
-  }
-
-  @Override
-  public long pid() {
-    return process.pid();
-  }
-
-  @Override
   public String description() {
     return Peers.firstLine("haproxy", "-v") + "; mode tcp, nbthread " + cpus
         + "; each publisher's bytes relayed to its browser unchanged (no auth, no storage, no"
         + " resume: no browser drops)";
-  }
-
-  @Override
-  public void close() {
-    if (process != null) {
-      process.close();
-      process = null;
-    }
   }
 }

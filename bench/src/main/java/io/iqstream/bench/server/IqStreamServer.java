@@ -16,13 +16,12 @@ import java.util.regex.Pattern;
  * IQ-Stream from its shaded jar ({@code IQSTREAM_JAR}, default {@code server/target/iqstream-server.jar}),
  * on 127.0.0.1, with JWT authorization on and one worker per CPU it is given.
  */
-public final class IqStreamServer implements ServerUnderTest {
+public final class IqStreamServer extends ProcessServer {
   private static final Pattern LISTENING = Pattern.compile("listening on http://[^:]+:(\\d+)");
 
   private Path jar;
   private final String name;
   private final List<String> jvmFlags;
-  private ServerProcess process;
   private int workers;
 
   public IqStreamServer(Path jar, String name, List<String> jvmFlags) {
@@ -77,31 +76,8 @@ public final class IqStreamServer implements ServerUnderTest {
   }
 
   @Override
-  public String output() {
-    return process == null ? "" : process.output();
-  }
-
-  @Override
-  public boolean isAlive() {
-    return process != null && process.isAlive();
-  }
-
-  @Override
-  public long pid() {
-    return process.pid();
-  }
-
-  @Override
   public String description() {
     return "IQ-Stream (server jar), " + workers + " worker(s), JWT HS256 auth, "
         + "chunked NDJSON publish, SSE subscribe";
-  }
-
-  @Override
-  public void close() {
-    if (process != null) {
-      process.close();
-      process = null;
-    }
   }
 }

@@ -18,9 +18,8 @@ import java.util.List;
  * ({@code secure_link}: MD5 over expiry, channel and a secret, checked by nginx per request) — the
  * nearest built-in equivalent of IQ-Stream's per-subscriber JWT check.
  */
-public final class NchanServer implements ServerUnderTest {
+public final class NchanServer extends ProcessServer {
   private final Path peers;
-  private ServerProcess process;
   private int cpus;
 
   public NchanServer(Path peers) {
@@ -99,33 +98,10 @@ public final class NchanServer implements ServerUnderTest {
   }
 
   @Override
-  public String output() {
-    return process == null ? "" : process.output();
-  }
-
-  @Override
-  public boolean isAlive() {
-    return process != null && process.isAlive();
-  }
-
-  @Override
-  public long pid() {
-    return process.pid();
-  }
-
-  @Override
   public String description() {
     return Peers.firstLine("nginx", "-v") + " with libnginx-mod-nchan (Debian); "
         + "worker_processes " + cpus + ", memory store, message buffer 1000, HTTP POST publish per"
         + " event (keep-alive), EventSource subscribe with Last-Event-ID resume, per-subscriber"
         + " secure_link (MD5) authorization";
-  }
-
-  @Override
-  public void close() {
-    if (process != null) {
-      process.close();
-      process = null;
-    }
   }
 }

@@ -18,9 +18,8 @@ import java.util.Map;
  * 127.0.0.1: HTTP/WebSocket server, metrics server, and cluster discovery (unicast to loopback, so it
  * never broadcasts).
  */
-public final class SoketiServer implements ServerUnderTest {
+public final class SoketiServer extends ProcessServer {
   private final Path peers;
-  private ServerProcess process;
 
   public SoketiServer(Path peers) {
     this.peers = peers;
@@ -72,32 +71,9 @@ public final class SoketiServer implements ServerUnderTest {
   }
 
   @Override
-  public String output() {
-    return process == null ? "" : process.output();
-  }
-
-  @Override
-  public boolean isAlive() {
-    return process != null && process.isAlive();
-  }
-
-  @Override
-  public long pid() {
-    return process.pid();
-  }
-
-  @Override
   public String description() {
     return "Soketi 1.6.1 (npm; uWebSockets.js 20.30.0 via override, not the pinned 20.10.0), Node "
         + Peers.firstLine("node", "--version") + ", one process, Pusher protocol 7 over WebSocket,"
         + " signed HTTP API publish per event, private-channel HMAC auth; no history, no resume";
-  }
-
-  @Override
-  public void close() {
-    if (process != null) {
-      process.close();
-      process = null;
-    }
   }
 }
