@@ -1,5 +1,6 @@
 package io.iqstream.server;
 
+import io.iqstream.server.demo.DemoSite;
 import io.iqstream.server.admission.MemoryBudget;
 import io.iqstream.server.admission.MemoryPlan;
 import io.iqstream.server.auth.AuthSettings;
@@ -173,7 +174,7 @@ public final class IqStreamServer implements AutoCloseable {
     }
 
     /** Installs the demo site (needs the bound port). */
-    void demo(io.iqstream.server.demo.DemoSite site) {
+    void demo(DemoSite site) {
         context.demo(site);
     }
 }

@@ -6,13 +6,11 @@ import io.iqstream.bench.load.Publisher;
 import io.iqstream.bench.load.Run;
 import io.iqstream.bench.load.Shard;
 import io.iqstream.bench.load.SseParser;
-import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -83,17 +81,8 @@ public final class FloorDriver implements Driver {
   @Override
   public Publisher openPublisher(Shard shard, Run run) {
     RawPublisher p = new RawPublisher(run);
-    Bootstrap b = shard.bootstrap().clone().handler(p.handler);
     SocketAddress server = new InetSocketAddress("127.0.0.1", relayPorts.get(shard.index()));
-    SocketAddress local = shard.nextLocalAddress();
-    ChannelFuture f = local == null ? b.connect(server) : b.connect(server, local);
-    p.channel(f.channel());
-    f.addListener(done -> {
-      if (!done.isSuccess()) {
-        shard.connectFailed();
-        run.publisherClosed(false);
-      }
-    });
+    shard.connect(server, p::channel, () -> run.publisherClosed(false), p.handler);
     return p;
   }
 

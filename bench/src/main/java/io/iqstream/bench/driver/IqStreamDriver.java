@@ -6,14 +6,11 @@ import io.iqstream.bench.load.Run;
 import io.iqstream.bench.load.Shard;
 import io.jsonwebtoken.Jwts;
 import io.jsonwebtoken.security.Keys;
-import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelInitializer;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseDecoder;
 import io.netty.handler.codec.http.LastHttpContent;
@@ -88,21 +85,7 @@ public final class IqStreamDriver implements Driver {
   @Override
   public Publisher openPublisher(Shard shard, Run run) {
     NdjsonPublisher p = new NdjsonPublisher(run);
-    Bootstrap b = shard.bootstrap().clone().handler(new ChannelInitializer<Channel>() {
-      @Override
-      protected void initChannel(Channel ch) {
-        ch.pipeline().addLast(new HttpResponseDecoder(), p.handler);
-      }
-    });
-    SocketAddress local = shard.nextLocalAddress();
-    ChannelFuture f = local == null ? b.connect(server) : b.connect(server, local);
-    p.attach(f.channel());
-    f.addListener(done -> {
-      if (!done.isSuccess()) {
-        shard.connectFailed();
-        run.publisherClosed(false);
-      }
-    });
+    shard.connect(server, p::attach, () -> run.publisherClosed(false), new HttpResponseDecoder(), p.handler);
     return p;
   }
 

@@ -7,15 +7,12 @@ import io.iqstream.bench.load.Driver;
 import io.iqstream.bench.load.Publisher;
 import io.iqstream.bench.load.Run;
 import io.iqstream.bench.load.Shard;
-import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelInitializer;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpObjectAggregator;
@@ -109,22 +106,12 @@ public final class SoketiDriver implements Driver {
         .maxFramePayloadLength(1 << 20)
         .handleCloseFrames(true)
         .build();
-    Bootstrap b = shard.bootstrap().clone().handler(new ChannelInitializer<Channel>() {
-      @Override
-      protected void initChannel(Channel ch) {
-        ch.pipeline().addLast(new HttpClientCodec(), new HttpObjectAggregator(1 << 16),
-            new WebSocketClientProtocolHandler(config), browser);
-      }
-    });
-    SocketAddress local = shard.nextLocalAddress();
-    ChannelFuture f = local == null ? b.connect(server) : b.connect(server, local);
-    run.subscriberOpened(f.channel());
-    f.addListener(done -> {
-      if (!done.isSuccess()) {
-        shard.connectFailed();
-        run.onSubscriberClosed(f.channel());
-      }
-    });
+    Channel[] opened = new Channel[1];
+    shard.connect(server, ch -> {
+      opened[0] = ch;
+      run.subscriberOpened(ch);
+    }, () -> run.onSubscriberClosed(opened[0]), new HttpClientCodec(), new HttpObjectAggregator(1 << 16),
+        new WebSocketClientProtocolHandler(config), browser);
   }
 
   /** A Pusher JS client: waits for its socket id, subscribes to the run's private channel. */
@@ -227,61 +214,50 @@ public final class SoketiDriver implements Driver {
       inFlight = true;
       int index = posted;
       ByteBuf request = request(index);
-      Bootstrap b = shard.bootstrap().clone().handler(new ChannelInitializer<Channel>() {
+      ChannelInboundHandlerAdapter answer = new ChannelInboundHandlerAdapter() {
+        private boolean answered;
+
         @Override
-        protected void initChannel(Channel ch) {
-          ch.pipeline().addLast(new HttpResponseDecoder(), new ChannelInboundHandlerAdapter() {
-            private boolean answered;
+        public void channelActive(ChannelHandlerContext ctx) {
+          ctx.writeAndFlush(request);
+        }
 
-            @Override
-            public void channelActive(ChannelHandlerContext ctx) {
-              ctx.writeAndFlush(request);
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+          try {
+            if (msg instanceof HttpResponse r && r.status().code() != 200) {
+              failed = true;
             }
-
-            @Override
-            public void channelRead(ChannelHandlerContext ctx, Object msg) {
-              try {
-                if (msg instanceof HttpResponse r && r.status().code() != 200) {
-                  failed = true;
-                }
-                if (msg instanceof LastHttpContent) {
-                  answered = true;
-                  ctx.close();
-                }
-              } finally {
-                ReferenceCountUtil.release(msg);
-              }
-            }
-
-            @Override
-            public void channelInactive(ChannelHandlerContext ctx) {
-              if (!answered) {
-                failed = true;
-              }
-              inFlight = false;
-              posted++;
-              postNext();
-            }
-
-            @Override
-            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            if (msg instanceof LastHttpContent) {
+              answered = true;
               ctx.close();
             }
-          });
+          } finally {
+            ReferenceCountUtil.release(msg);
+          }
         }
-      });
-      SocketAddress local = shard.nextLocalAddress();
-      ChannelFuture f = local == null ? b.connect(server) : b.connect(server, local);
-      channel = f.channel();
-      f.addListener(done -> {
-        if (!done.isSuccess()) {
-          request.release();
-          shard.connectFailed();
-          failed = true;
-          closed = true;
-          run.publisherClosed(false);
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+          if (!answered) {
+            failed = true;
+          }
+          inFlight = false;
+          posted++;
+          postNext();
         }
-      });
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+          ctx.close();
+        }
+      };
+      shard.connect(server, ch -> channel = ch, () -> {
+        request.release();
+        failed = true;
+        closed = true;
+        run.publisherClosed(false);
+      }, new HttpResponseDecoder(), answer);
     }
 
     private ByteBuf request(int index) {

@@ -3,14 +3,11 @@ package io.iqstream.bench.driver;
 import io.iqstream.bench.load.Run;
 import io.iqstream.bench.load.Shard;
 import io.iqstream.bench.load.SseParser;
-import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.ChannelInitializer;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseDecoder;
@@ -45,21 +42,11 @@ public final class SseSubscriber extends ChannelInboundHandlerAdapter implements
   public static void open(Shard shard, Run run, SocketAddress server,
       BiFunction<Run, String, String> request) {
     SseSubscriber handler = new SseSubscriber(run, request.apply(run, run.lastEventId()));
-    Bootstrap b = shard.bootstrap().clone().handler(new ChannelInitializer<Channel>() {
-      @Override
-      protected void initChannel(Channel ch) {
-        ch.pipeline().addLast(new HttpResponseDecoder(4096, 16 * 1024, 64 * 1024), handler);
-      }
-    });
-    SocketAddress local = shard.nextLocalAddress();
-    ChannelFuture f = local == null ? b.connect(server) : b.connect(server, local);
-    run.subscriberOpened(f.channel());
-    f.addListener(done -> {
-      if (!done.isSuccess()) {
-        shard.connectFailed();
-        run.onSubscriberClosed(f.channel());
-      }
-    });
+    Channel[] opened = new Channel[1];
+    shard.connect(server, ch -> {
+      opened[0] = ch;
+      run.subscriberOpened(ch);
+    }, () -> run.onSubscriberClosed(opened[0]), new HttpResponseDecoder(4096, 16 * 1024, 64 * 1024), handler);
   }
 
   @Override

@@ -4,6 +4,10 @@ import io.iqstream.bench.workload.AgUiRun;
 import io.iqstream.bench.workload.RunScript;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Promise;
@@ -17,6 +21,7 @@ import java.util.Map;
 import java.util.PriorityQueue;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * One generator thread: the runs whose number {@code n ≡ index (mod shards)}, all on one event loop.
@@ -94,9 +99,28 @@ public final class Shard {
     return scratch;
   }
 
-  /** A bootstrap on this shard's loop (clone it before setting a handler). */
-  public Bootstrap bootstrap() {
-    return bootstrap;
+  /**
+   * Connects to {@code server} from the next local address, with {@code handlers} (new instances, one
+   * connection's) as the pipeline. {@code opened} gets the channel at once; if the connect fails, it is
+   * counted and {@code onFailure} runs (after {@code opened}).
+   */
+  public void connect(SocketAddress server, Consumer<Channel> opened, Runnable onFailure,
+      ChannelHandler... handlers) {
+    Bootstrap b = bootstrap.clone().handler(new ChannelInitializer<Channel>() {
+      @Override
+      protected void initChannel(Channel ch) {
+        ch.pipeline().addLast(handlers);
+      }
+    });
+    SocketAddress local = nextLocalAddress();
+    ChannelFuture f = local == null ? b.connect(server) : b.connect(server, local);
+    opened.accept(f.channel());
+    f.addListener(done -> {
+      if (!done.isSuccess()) {
+        connectFailed();
+        onFailure.run();
+      }
+    });
   }
 
   /** The next local address to connect from (spreads ports over 127.0.0.x when configured). */

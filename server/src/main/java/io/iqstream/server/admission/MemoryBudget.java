@@ -1,5 +1,6 @@
 package io.iqstream.server.admission;
 
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -23,7 +24,7 @@ public final class MemoryBudget {
     private final LongAdder runsRefused = new LongAdder();
     private volatile long expectedRunBytes = INITIAL_EXPECTED_RUN_BYTES;
     private final int maxSubscribers;
-    private final java.util.concurrent.atomic.AtomicInteger subscribers = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger subscribers = new AtomicInteger();
 
     /** A budget with no cap on subscriber connections. */
     public MemoryBudget(long budgetBytes) {

@@ -25,28 +25,37 @@ public final class HttpReplies {
         this.cors = cors;
     }
 
-    /** An error reply. {@code position} is the 1-based event position in the body, or 0 for none. */
+    /** An error reply whose code is the refusal's label. */
     public void error(ChannelHandlerContext ctx, HttpRequest request, Refusal reason, HttpResponseStatus status,
-            String message, long position, boolean keepAlive) {
-        error(ctx, request, reason.label(), status, message, position, keepAlive);
-    }
-
-    /** An error reply with a code more precise than the refusal's label (e.g. {@code bad_run_id}). */
-    public void errorWithCode(ChannelHandlerContext ctx, HttpRequest request, String code, HttpResponseStatus status,
             String message, boolean keepAlive) {
-        error(ctx, request, code, status, message, 0, keepAlive);
+        error(ctx, request, reason.label(), status, message, keepAlive);
     }
 
-    private void error(ChannelHandlerContext ctx, HttpRequest request, String code, HttpResponseStatus status,
-            String message, long position, boolean keepAlive) {
+    /** An error reply with a code more precise than a refusal's label (e.g. {@code bad_run_id}). */
+    public void error(ChannelHandlerContext ctx, HttpRequest request, String code, HttpResponseStatus status,
+            String message, boolean keepAlive) {
+        send(ctx, request, errorResponse(code, status, message, ""), keepAlive);
+    }
+
+    /**
+     * A publish refused at the event at {@code position} (1-based in the body): the reply names it and the run's
+     * last event, and the connection closes since the rest of the body is not read.
+     */
+    public void publishError(ChannelHandlerContext ctx, HttpRequest request, String code, HttpResponseStatus status,
+            String message, long position, String runId, int lastEventId) {
+        StringBuilder extra = new StringBuilder(64).append(",\"position\":").append(position).append(",\"runId\":");
+        Json.quote(extra, runId);
+        extra.append(",\"lastEventId\":").append(lastEventId);
+        send(ctx, request, errorResponse(code, status, message, extra.toString()), false);
+    }
+
+    private static FullHttpResponse errorResponse(String code, HttpResponseStatus status, String message,
+            String extraFields) {
         StringBuilder sb = new StringBuilder(96).append("{\"error\":");
         Json.quote(sb, code);
         sb.append(",\"message\":");
         Json.quote(sb, message);
-        if (position > 0) {
-            sb.append(",\"position\":").append(position);
-        }
-        sb.append('}');
+        sb.append(extraFields).append('}');
         FullHttpResponse response = response(status, "application/json", sb.toString());
         if (status.code() == 503) {
             response.headers().set(HttpHeaderNames.RETRY_AFTER, "1");
@@ -54,7 +63,7 @@ public final class HttpReplies {
         if (status.code() == 401) {
             response.headers().set(HttpHeaderNames.WWW_AUTHENTICATE, "Bearer realm=\"iqstream\"");
         }
-        send(ctx, request, response, keepAlive);
+        return response;
     }
 
     public void json(ChannelHandlerContext ctx, HttpRequest request, HttpResponseStatus status, String body,

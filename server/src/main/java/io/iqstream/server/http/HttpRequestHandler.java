@@ -1,5 +1,6 @@
 package io.iqstream.server.http;
 
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.iqstream.server.ServerContext;
 import io.iqstream.server.auth.AuthDecision;
 import io.iqstream.server.auth.Right;
@@ -105,7 +106,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         String path = query.path();
         HttpMethod method = request.method();
         if (method.equals(HttpMethod.OPTIONS)) {
-            FullHttpResponse r = new io.netty.handler.codec.http.DefaultFullHttpResponse(request.protocolVersion(),
+            FullHttpResponse r = new DefaultFullHttpResponse(request.protocolVersion(),
                     HttpResponseStatus.NO_CONTENT);
             server.cors().applyPreflight(request, r.headers());
             replies.send(ctx, null, r, keepAlive);
@@ -159,7 +160,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         } else if (!route.events() && method.equals(HttpMethod.GET)) {
             right = null;
         } else {
-            FullHttpResponse r = new io.netty.handler.codec.http.DefaultFullHttpResponse(request.protocolVersion(),
+            FullHttpResponse r = new DefaultFullHttpResponse(request.protocolVersion(),
                     HttpResponseStatus.METHOD_NOT_ALLOWED);
             r.headers().set(HttpHeaderNames.ALLOW, route.events() ? "GET, POST, OPTIONS" : "GET, DELETE, OPTIONS");
             r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, 0);
@@ -335,7 +336,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
                     "access_token=[^&]*", "access_token=…"), ctx.channel().remoteAddress(), status.code(), code,
                     message);
         }
-        replies.errorWithCode(ctx, request, code, status, message, keepAlive);
+        replies.error(ctx, request, code, status, message, keepAlive);
     }
 
     @Override

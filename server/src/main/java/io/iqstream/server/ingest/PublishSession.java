@@ -1,5 +1,6 @@
 package io.iqstream.server.ingest;
 
+import io.netty.channel.Channel;
 import io.iqstream.server.ServerContext;
 import io.iqstream.server.http.HttpReplies;
 import io.iqstream.server.http.Json;
@@ -9,17 +10,12 @@ import io.iqstream.server.run.AppendOutcome;
 import io.iqstream.server.run.Run;
 import io.iqstream.server.run.RunRegistry;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
-import java.nio.charset.StandardCharsets;
 
 /**
  * One publishing request ({@code POST /v1/runs/{id}/events}) attached to its run: body chunks in, events appended
@@ -66,7 +62,7 @@ public final class PublishSession implements EventSink {
             metrics.refused(Refusal.UNSUPPORTED_MEDIA_TYPE);
             replies.error(ctx, request, Refusal.UNSUPPORTED_MEDIA_TYPE, HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE,
                     "Content-Type must be application/x-ndjson, application/jsonl, text/event-stream or "
-                            + "application/json", 0, false);
+                            + "application/json", false);
             return null;
         }
         Run run = registry.get(runId);
@@ -84,7 +80,7 @@ public final class PublishSession implements EventSink {
             metrics.refused(r);
             replies.error(ctx, request, r, HttpResponseStatus.CONFLICT, r == Refusal.PUBLISHER_ACTIVE
                     ? "another publishing request is open on run " + runId
-                    : "run " + runId + " has ended", 0, false);
+                    : "run " + runId + " has ended", false);
             return null;
         }
         if (run == null) {
@@ -92,7 +88,7 @@ public final class PublishSession implements EventSink {
                 splitter.release();
                 metrics.refused(Refusal.DRAINING);
                 replies.error(ctx, request, Refusal.DRAINING, HttpResponseStatus.SERVICE_UNAVAILABLE,
-                        "server is draining: no new runs", 0, false);
+                        "server is draining: no new runs", false);
                 return null;
             }
             run = registry.create(runId);
@@ -100,7 +96,7 @@ public final class PublishSession implements EventSink {
                 splitter.release();
                 metrics.refused(Refusal.OVER_BUDGET);
                 replies.error(ctx, request, Refusal.OVER_BUDGET, HttpResponseStatus.SERVICE_UNAVAILABLE,
-                        "memory budget full: no room for a new run", 0, false);
+                        "memory budget full: no room for a new run", false);
                 return null;
             }
         }
@@ -145,7 +141,7 @@ public final class PublishSession implements EventSink {
     }
 
     /** The publishing connection. */
-    public io.netty.channel.Channel channel() {
+    public Channel channel() {
         return ctx.channel();
     }
 
@@ -205,24 +201,8 @@ public final class PublishSession implements EventSink {
         run.flushReaders();
         detach();
         registry.publisherLost(run);
-        String label = code != null ? code : reason.label();
-        StringBuilder sb = new StringBuilder(128).append("{\"error\":");
-        Json.quote(sb, label);
-        sb.append(",\"message\":");
-        Json.quote(sb, message);
-        sb.append(",\"position\":").append(position)
-                .append(",\"runId\":");
-        Json.quote(sb, run.id());
-        sb.append(",\"lastEventId\":").append(run.lastEventId()).append('}');
-        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
-                Unpooled.copiedBuffer(sb, StandardCharsets.UTF_8));
-        response.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
-        response.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes());
-        if (status.code() == 503) {
-            response.headers().set(HttpHeaderNames.RETRY_AFTER, "1");
-        }
-        // the rest of the body is not read: close after the reply
-        server.replies().send(ctx, request, response, false);
+        server.replies().publishError(ctx, request, code != null ? code : reason.label(), status, message, position,
+                run.id(), run.lastEventId());
         return false;
     }
 

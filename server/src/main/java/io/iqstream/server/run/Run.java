@@ -1,5 +1,7 @@
 package io.iqstream.server.run;
 
+import java.util.Collections;
+import java.util.List;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.ArrayList;
@@ -92,11 +94,12 @@ public final class Run {
     }
 
     /**
-     * Stores an event and tells the readers. {@code terminal} marks RUN_FINISHED / RUN_ERROR. Size and budget
+     * Stores an event whose frame is {@code frameLength} bytes ({@link RunLog#frameLength}) and tells the readers.
+     * {@code terminal} marks RUN_FINISHED / RUN_ERROR. Size and budget
      * checks are the caller's ({@link RunRegistry#append}).
      */
-    void store(ByteBuf json, boolean terminal, long nowNanos) {
-        log.append(json);
+    void store(ByteBuf json, int frameLength, boolean terminal, long nowNanos) {
+        log.append(json, frameLength);
         lastAppendNanos = nowNanos;
         if (terminal) {
             ended = true;
@@ -150,8 +153,8 @@ public final class Run {
     }
 
     /** The readers attached now (a read-only view; the owning loop only). */
-    public java.util.List<RunReader> readers() {
-        return java.util.Collections.unmodifiableList(readers);
+    public List<RunReader> readers() {
+        return Collections.unmodifiableList(readers);
     }
 
     public int readerCount() {

@@ -89,8 +89,12 @@ public final class RunLog {
      * between tokens, is written as a space). Returns the bytes of memory newly taken (a new segment), or 0.
      */
     public long append(ByteBuf json) {
+        return append(json, frameLength(json.readableBytes()));
+    }
+
+    /** {@link #append(ByteBuf)} for a caller that has already asked {@link #frameLength} (the size checks). */
+    long append(ByteBuf json, int frameLength) {
         int jsonLength = json.readableBytes();
-        int frameLength = frameLength(jsonLength);
         long taken = 0;
         ByteBuf tail = segmentCount == 0 ? null : segments[segmentCount - 1];
         if (tail == null || tail.writableBytes() < frameLength) {

@@ -1,5 +1,7 @@
 package io.iqstream.server.run;
 
+import io.netty.channel.Channel;
+
 /**
  * A party reading a run as it grows: a subscriber's stream. Called on the run's worker event loop only.
  */
@@ -11,7 +13,7 @@ public interface RunReader {
     void flush();
 
     /** The connection this reader writes to. */
-    io.netty.channel.Channel channel();
+    Channel channel();
 
     /** The run is gone (deleted or expired): end the stream now. */
     void runDropped();

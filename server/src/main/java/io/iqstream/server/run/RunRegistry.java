@@ -1,5 +1,6 @@
 package io.iqstream.server.run;
 
+import java.util.concurrent.atomic.LongAdder;
 import io.iqstream.server.admission.MemoryBudget;
 import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.metrics.Metrics;
@@ -127,7 +128,7 @@ public final class RunRegistry {
             }
             run.reservedBytes(run.reservedBytes() - fromReservation);
         }
-        run.store(json, terminal, System.nanoTime());
+        run.store(json, frameLength, terminal, System.nanoTime());
         long packedAway = log.takeFreedBytes();
         if (packedAway > 0) {
             budget.release(packedAway);
@@ -180,7 +181,7 @@ public final class RunRegistry {
     }
 
     /** Ends {@code run} with RUN_ERROR {@code code} after {@code delayMs} unless a publisher attaches first. */
-    private void endUnlessPublished(Run run, long delayMs, java.util.concurrent.atomic.LongAdder counter,
+    private void endUnlessPublished(Run run, long delayMs, LongAdder counter,
             String code, String message) {
         if (run.isEnded()) {
             return;

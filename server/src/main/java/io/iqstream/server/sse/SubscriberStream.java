@@ -1,5 +1,8 @@
 package io.iqstream.server.sse;
 
+import org.slf4j.Logger;
+import io.netty.channel.Channel;
+import org.slf4j.LoggerFactory;
 import io.iqstream.server.ServerContext;
 import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.metrics.Metrics;
@@ -34,6 +37,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Confined to the run's worker loop.
  */
 public final class SubscriberStream implements RunReader, RunWaiter {
+    private static final Logger LOG = LoggerFactory.getLogger(SubscriberStream.class);
     private static final ByteBuf HEARTBEAT = Unpooled.unreleasableBuffer(
             Unpooled.directBuffer(6).writeBytes(": hb\n\n".getBytes(StandardCharsets.US_ASCII))).asReadOnly();
 
@@ -199,7 +203,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     }
 
     @Override
-    public io.netty.channel.Channel channel() {
+    public Channel channel() {
         return ctx.channel();
     }
 
@@ -270,7 +274,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             } else if (now - unwritableSinceNanos > config.maxSubscriberLagMs() * 1_000_000L) {
                 metrics.slowSubscribersCut.increment();
                 metrics.refused(Refusal.SLOW_SUBSCRIBER);
-                org.slf4j.LoggerFactory.getLogger(SubscriberStream.class).info(
+                LOG.info(
                         "cut slow subscriber of run {} at event {} (socket full for {} ms)", runId, nextId - 1,
                         (now - unwritableSinceNanos) / 1_000_000);
                 ctx.close();
@@ -306,10 +310,6 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         cancelTimer();
         releaseSlot();
         server.metrics().refused(reason);
-        if (code == null) {
-            server.replies().error(ctx, request, reason, status, message, 0, keepAlive);
-        } else {
-            server.replies().errorWithCode(ctx, request, code, status, message, keepAlive);
-        }
+        server.replies().error(ctx, request, code != null ? code : reason.label(), status, message, keepAlive);
     }
 }
