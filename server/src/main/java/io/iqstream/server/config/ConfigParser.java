@@ -14,6 +14,9 @@ import java.util.Map;
  * flag and the environment variable.
  */
 public final class ConfigParser {
+    /** Longest duration any flag takes: timers are kept in nanoseconds, and a week is beyond any sane setting. */
+    static final long MAX_DURATION_MS = 7L * 24 * 3_600_000;
+
     private ConfigParser() {}
 
     /** Parses {@code args} (flags after {@code serve}) with {@code env} as the environment. */
@@ -80,8 +83,11 @@ public final class ConfigParser {
         }
         long maxEvent = bytes(v, Flag.MAX_EVENT_BYTES);
         long maxRun = bytes(v, Flag.MAX_RUN_BYTES);
-        if (maxEvent < 64) {
-            throw bad(Flag.MAX_EVENT_BYTES, get(v, Flag.MAX_EVENT_BYTES), "at least 64 bytes");
+        if (maxEvent < 64 || maxEvent > ServerConfig.MAX_EVENT_BYTES_LIMIT) {
+            throw bad(Flag.MAX_EVENT_BYTES, get(v, Flag.MAX_EVENT_BYTES), "from 64 bytes to 64m");
+        }
+        if (maxRun > ServerConfig.MAX_RUN_BYTES_LIMIT) {
+            throw bad(Flag.MAX_RUN_BYTES, get(v, Flag.MAX_RUN_BYTES), "at most 1g");
         }
         if (maxRun < maxEvent) {
             throw new ConfigException("--max-run-bytes must be at least --max-event-bytes");
@@ -105,6 +111,17 @@ public final class ConfigParser {
         if (!compress.equals("true") && !compress.equals("false")) {
             throw bad(Flag.COMPRESS_LOG, compress, "true or false");
         }
+        String noExp = get(v, Flag.ALLOW_TOKENS_WITHOUT_EXP);
+        if (!noExp.equals("true") && !noExp.equals("false")) {
+            throw bad(Flag.ALLOW_TOKENS_WITHOUT_EXP, noExp, "true or false");
+        }
+        int maxConnections = get(v, Flag.MAX_CONNECTIONS).isEmpty() ? 0
+                : (int) intIn(v, Flag.MAX_CONNECTIONS, 1, 10_000_000);
+        int adminPort = get(v, Flag.ADMIN_PORT).isEmpty() ? ServerConfig.NO_ADMIN_PORT
+                : (int) intIn(v, Flag.ADMIN_PORT, 0, 65535);
+        if (adminPort > 0 && adminPort == port) {
+            throw bad(Flag.ADMIN_PORT, get(v, Flag.ADMIN_PORT), "a port other than --port");
+        }
         String level = get(v, Flag.LOG_LEVEL);
         if (!Arrays.asList("error", "warn", "info", "debug", "trace").contains(level)) {
             throw bad(Flag.LOG_LEVEL, level, "error, warn, info or debug");
@@ -117,7 +134,8 @@ public final class ConfigParser {
                 get(v, Flag.MAX_SUBSCRIBERS).isEmpty() ? 0 : (int) intIn(v, Flag.MAX_SUBSCRIBERS, 1, 10_000_000),
                 positiveMs(v, Flag.MAX_SUBSCRIBER_LAG, 1), compress.equals("true"), positiveMs(v, Flag.HEARTBEAT, 10),
                 positiveMs(v, Flag.RETRY, 0), positiveMs(v, Flag.DRAIN_TIMEOUT, 0), List.copyOf(cors),
-                demo.equals("true"), level);
+                demo.equals("true"), level, positiveMs(v, Flag.HEADER_TIMEOUT, 100),
+                positiveMs(v, Flag.IDLE_TIMEOUT, 100), maxConnections, adminPort, noExp.equals("true"));
     }
 
     private static String emptyToNull(String s) {
@@ -159,6 +177,9 @@ public final class ConfigParser {
         }
         if (ms < minMs) {
             throw bad(f, s, "at least " + minMs + "ms");
+        }
+        if (ms > MAX_DURATION_MS) {
+            throw bad(f, s, "at most 7d (" + MAX_DURATION_MS / 60_000 + "m)");
         }
         return ms;
     }

@@ -32,6 +32,14 @@ public enum Flag {
     RETRY("retry", "1000ms", "SSE retry: field sent to browsers"),
     DRAIN_TIMEOUT("drain-timeout", "60s", "how long SIGTERM waits for running runs to finish"),
     CORS_ORIGIN("cors-origin", "", "allowed browser origins, comma-separated, or * (default: none)"),
+    HEADER_TIMEOUT("header-timeout", "10s", "a request's line and headers must arrive whole within this (else 408, closed)"),
+    IDLE_TIMEOUT("idle-timeout", "60s", "a keep-alive connection with no request in flight is closed after this"),
+    MAX_CONNECTIONS("max-connections", "", "connections held at once; above it new ones are closed at once "
+            + "(default: the process's file limit less a reserve)"),
+    ADMIN_PORT("admin-port", "", "also serve /healthz, /readyz and /metrics on this port (keep it private; "
+            + "default: off)"),
+    ALLOW_TOKENS_WITHOUT_EXP("allow-tokens-without-exp", "false", "accept tokens that have no exp claim "
+            + "(they never expire)"),
     DEMO("demo", "false", "serve the demo chat page at /demo (always on in dev mode)"),
     LOG_LEVEL("log-level", "info", "error, warn, info or debug (refused requests are logged at debug)");
 
@@ -65,7 +73,7 @@ public enum Flag {
 
     /** Whether the flag may be given without a value ({@code --demo}). */
     public boolean isSwitch() {
-        return this == DEMO || this == COMPRESS_LOG;
+        return this == DEMO || this == COMPRESS_LOG || this == ALLOW_TOKENS_WITHOUT_EXP;
     }
 
     static Flag byName(String flag) {

@@ -30,7 +30,7 @@ public final class Quantities {
             factor = 1;
             digits = t;
         }
-        return Math.multiplyExact(parseNonNegative(digits, text, "a duration such as 250ms, 60s or 5m"), factor);
+        return scaled(parseNonNegative(digits, text, "a duration such as 250ms, 60s or 5m"), factor, text);
     }
 
     /** A size in bytes; suffixes k, m, g (powers of 1024), optional trailing b. */
@@ -52,7 +52,15 @@ public final class Quantities {
             default -> { }
         }
         String digits = factor == 1 ? t : t.substring(0, t.length() - 1);
-        return Math.multiplyExact(parseNonNegative(digits, text, "a size such as 512k, 1m or 2g"), factor);
+        return scaled(parseNonNegative(digits, text, "a size such as 512k, 1m or 2g"), factor, text);
+    }
+
+    private static long scaled(long value, long factor, String original) {
+        try {
+            return Math.multiplyExact(value, factor);
+        } catch (ArithmeticException e) {
+            throw new ConfigException("'" + original + "' is too large");
+        }
     }
 
     private static long parseNonNegative(String digits, String original, String expected) {

@@ -34,7 +34,19 @@ public record ServerConfig(
         long drainTimeoutMs,
         List<String> corsOrigins,
         boolean demo,
-        String logLevel) {
+        String logLevel,
+        long headerTimeoutMs,
+        long idleTimeoutMs,
+        int maxConnections,
+        int adminPort,
+        boolean allowTokensWithoutExp) {
+
+    /** Largest {@code --max-event-bytes}: an event is held and framed in one buffer. */
+    public static final long MAX_EVENT_BYTES_LIMIT = 64L << 20;
+    /** Largest {@code --max-run-bytes}: offsets into a run's log are 32-bit. */
+    public static final long MAX_RUN_BYTES_LIMIT = 1L << 30;
+    /** {@link #adminPort} when there is no admin listener. */
+    public static final int NO_ADMIN_PORT = -1;
 
     /** True when no key is configured and auth is on: the server makes its own secret and prints tokens. */
     public boolean devMode() {
@@ -46,7 +58,8 @@ public record ServerConfig(
         return new ServerConfig(host, port, workers, transport, authEnabled, secret, jwtPublicKey, jwks, jwtIssuer,
                 jwtAudience, retentionMs, tombstoneMs, awaitRunMs, publisherTimeoutMs, runIdleTimeoutMs,
                 memoryBudgetBytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
-                drainTimeoutMs, corsOrigins, demo, logLevel);
+                drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
+                allowTokensWithoutExp);
     }
 
     /** A copy with the given memory budget (resolved from the container when the flag is absent). */
@@ -54,6 +67,7 @@ public record ServerConfig(
         return new ServerConfig(host, port, workers, transport, authEnabled, jwtSecret, jwtPublicKey, jwks, jwtIssuer,
                 jwtAudience, retentionMs, tombstoneMs, awaitRunMs, publisherTimeoutMs, runIdleTimeoutMs,
                 bytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
-                drainTimeoutMs, corsOrigins, demo, logLevel);
+                drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
+                allowTokensWithoutExp);
     }
 }

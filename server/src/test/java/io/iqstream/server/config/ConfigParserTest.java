@@ -68,6 +68,44 @@ class ConfigParserTest {
     }
 
     @Test
+    void limitsOutOfRangeAreRefusedAtStart() {
+        // --max-event-bytes 4g used to be accepted and then cast to int, making every event a 413
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> ConfigParser.parse(new String[] {"--max-event-bytes", "4g", "--max-run-bytes", "8g"}, Map.of()));
+        assertTrue(e.getMessage().contains("--max-event-bytes"), e.getMessage());
+        e = assertThrows(ConfigException.class, () -> ConfigParser.parse(new String[] {"--max-run-bytes", "2g"},
+                Map.of()));
+        assertTrue(e.getMessage().contains("--max-run-bytes"), e.getMessage());
+        e = assertThrows(ConfigException.class,
+                () -> ConfigParser.parse(new String[] {"--memory-budget", "99999999999g"}, Map.of()));
+        assertTrue(e.getMessage().contains("--memory-budget"), e.getMessage());
+        e = assertThrows(ConfigException.class,
+                () -> ConfigParser.parse(new String[] {"--retention", "999999999999999m"}, Map.of()));
+        assertTrue(e.getMessage().contains("--retention"), e.getMessage());
+        e = assertThrows(ConfigException.class,
+                () -> ConfigParser.parse(new String[] {"--port", "9000", "--admin-port", "9000"}, Map.of()));
+        assertTrue(e.getMessage().contains("--admin-port"), e.getMessage());
+        assertEquals(64L << 20, ConfigParser.parse(new String[] {"--max-event-bytes", "64m", "--max-run-bytes", "64m"}, Map.of())
+                .maxEventBytes());
+    }
+
+    @Test
+    void connectionLimitsHaveSafeDefaults() {
+        ServerConfig c = ConfigParser.parse(new String[0], Map.of());
+        assertEquals(10_000, c.headerTimeoutMs());
+        assertEquals(60_000, c.idleTimeoutMs());
+        assertEquals(0, c.maxConnections());
+        assertEquals(ServerConfig.NO_ADMIN_PORT, c.adminPort());
+        assertFalse(c.allowTokensWithoutExp());
+        c = ConfigParser.parse(new String[] {"--admin-port", "9091", "--allow-tokens-without-exp",
+            "--max-connections", "500", "--header-timeout", "2s"}, Map.of());
+        assertEquals(9091, c.adminPort());
+        assertTrue(c.allowTokensWithoutExp());
+        assertEquals(500, c.maxConnections());
+        assertEquals(2_000, c.headerTimeoutMs());
+    }
+
+    @Test
     void helpListsEveryFlagWithItsVariableAndDefault() {
         String help = ConfigParser.help();
         for (Flag f : Flag.values()) {
