@@ -6,6 +6,8 @@ import io.iqstream.server.admission.MemoryPlan;
 import io.iqstream.server.auth.AuthSettings;
 import io.iqstream.server.auth.Authorizer;
 import io.iqstream.server.config.ServerConfig;
+import io.iqstream.server.http.AdminInitializer;
+import io.iqstream.server.http.ConnectionSlots;
 import io.iqstream.server.http.IqStreamInitializer;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.metrics.RefusalSummary;
@@ -34,8 +36,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The running server: one acceptor thread, one worker loop per CPU (each owning the runs hashed to it), and the
- * listening socket. {@link #start} binds and returns; {@link #drain} and {@link #close} stop it.
+ * The running server: one acceptor thread, one worker loop per CPU (each owning the runs hashed to it), the
+ * listening socket, and the optional admin listener ({@code --admin-port}, served on the acceptor's thread so a
+ * saturated worker never delays a health check). {@link #start} binds and returns; {@link #drain} and
+ * {@link #close} stop it.
+ *
+ * <p>The acceptor survives {@code EMFILE}: Netty's acceptor pauses accepting for a second on an accept failure
+ * and then goes on; and {@code --max-connections} (by default the file limit less a reserve) keeps the process
+ * below the file limit so it does not meet it.
  */
 public final class IqStreamServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(IqStreamServer.class);
@@ -44,15 +52,19 @@ public final class IqStreamServer implements AutoCloseable {
     private final EventLoopGroup acceptor;
     private final EventLoopGroup workerGroup;
     private final Channel listener;
+    private final Channel adminListener;
+    private final ConnectionSlots connections;
     private final Transport transport;
     private volatile boolean closed;
 
     private IqStreamServer(ServerContext context, EventLoopGroup acceptor, EventLoopGroup workerGroup,
-            Channel listener, Transport transport) {
+            Channel listener, Channel adminListener, ConnectionSlots connections, Transport transport) {
         this.context = context;
         this.acceptor = acceptor;
         this.workerGroup = workerGroup;
         this.listener = listener;
+        this.adminListener = adminListener;
+        this.connections = connections;
         this.transport = transport;
     }
 
@@ -78,6 +90,10 @@ public final class IqStreamServer implements AutoCloseable {
             workers.add(new Worker(i++, loop, new RunRegistry(loop, config, budget, metrics, allocator)));
         }
         ServerContext context = new ServerContext(config, new Workers(workers), authorizer, metrics, budget);
+        int maxConnections = config.maxConnections() > 0 ? config.maxConnections()
+                : ConnectionSlots.defaultMax(config.workers() + 1, AdminInitializer.MAX_CONNECTIONS);
+        ConnectionSlots connections = new ConnectionSlots(maxConnections, metrics.connectionsOpen,
+                metrics.connectionsRefusedMax);
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(acceptor, workerGroup)
                 .channel(transport.serverChannelClass())
@@ -86,24 +102,50 @@ public final class IqStreamServer implements AutoCloseable {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.ALLOCATOR, allocator)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
-                .childHandler(new IqStreamInitializer(context));
-        Channel listener;
+                .childHandler(new IqStreamInitializer(context, connections));
+        Channel listener = null;
+        Channel adminListener = null;
         try {
             listener = bootstrap.bind(config.host(), config.port()).sync().channel();
+            if (config.adminPort() != ServerConfig.NO_ADMIN_PORT) {
+                adminListener = new ServerBootstrap()
+                        .group(acceptor, acceptor)
+                        .channel(transport.serverChannelClass())
+                        .option(ChannelOption.SO_REUSEADDR, true)
+                        .childOption(ChannelOption.TCP_NODELAY, true)
+                        .childHandler(new AdminInitializer(context))
+                        .bind(config.host(), config.adminPort()).sync().channel();
+            }
         } catch (Exception e) {
+            if (listener != null) {
+                listener.close();
+            }
             acceptor.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             workerGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             throw e;
         }
-        IqStreamServer server = new IqStreamServer(context, acceptor, workerGroup, listener, transport);
+        IqStreamServer server = new IqStreamServer(context, acceptor, workerGroup, listener, adminListener,
+                connections, transport);
         acceptor.next().scheduleAtFixedRate(new RefusalSummary(metrics), 60, 60, TimeUnit.SECONDS);
-        LOG.info("{} workers, {} transport, auth {}, memory budget {} MiB", config.workers(), transport.name(),
-                config.authEnabled() ? authorizer.describe() : "OFF", budgetBytes >> 20);
+        LOG.info("{} workers, {} transport, auth {}, memory budget {} MiB, max {} connections (file limit {})",
+                config.workers(), transport.name(), config.authEnabled() ? authorizer.describe() : "OFF",
+                budgetBytes >> 20, maxConnections, ConnectionSlots.fileLimit());
         return server;
     }
 
     public int port() {
         return ((InetSocketAddress) listener.localAddress()).getPort();
+    }
+
+    /** The admin listener's port, or {@link ServerConfig#NO_ADMIN_PORT} when there is none. */
+    public int adminPort() {
+        return adminListener == null ? ServerConfig.NO_ADMIN_PORT
+                : ((InetSocketAddress) adminListener.localAddress()).getPort();
+    }
+
+    /** The main port's connection cap ({@code --max-connections} or its default). */
+    public int maxConnections() {
+        return connections.max();
     }
 
     public String transportName() {
@@ -159,6 +201,9 @@ public final class IqStreamServer implements AutoCloseable {
         }
         closed = true;
         listener.close().syncUninterruptibly();
+        if (adminListener != null) {
+            adminListener.close().syncUninterruptibly();
+        }
         if (context.demo() != null) {
             context.demo().close();
         }

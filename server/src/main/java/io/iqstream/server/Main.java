@@ -75,7 +75,11 @@ public final class Main {
             printDevMode(dev, base);
         }
         System.out.println("iqstream " + VERSION + " listening on " + base + " (" + server.transportName() + ", "
-                + config.workers() + " workers)");
+                + config.workers() + " workers, max " + server.maxConnections() + " connections)");
+        if (server.adminPort() != ServerConfig.NO_ADMIN_PORT) {
+            System.out.println("iqstream: admin port (/healthz, /readyz, /metrics) on http://" + shownHost + ":"
+                    + server.adminPort());
+        }
         System.out.flush();
         long drainMs = config.drainTimeoutMs();
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {

@@ -1,57 +1,61 @@
 package io.iqstream.server.http;
 
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.iqstream.server.ServerContext;
 import io.iqstream.server.auth.AuthDecision;
 import io.iqstream.server.auth.Right;
 import io.iqstream.server.auth.TokenExtractor;
-import io.iqstream.server.demo.DemoSite;
 import io.iqstream.server.ingest.PublishSession;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.metrics.Refusal;
-import io.iqstream.server.run.Run;
 import io.iqstream.server.run.RunIds;
 import io.iqstream.server.run.RunRegistry;
 import io.iqstream.server.sse.SubscriberStream;
 import io.iqstream.server.worker.ChannelHandoff;
 import io.iqstream.server.worker.Worker;
-import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.DecoderException;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.util.ReferenceCountUtil;
+import java.io.IOException;
 import java.util.ArrayDeque;
-import java.util.List;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Routes each request of a connection: operations endpoints answered in place; run requests validated (id,
- * method, token, Last-Event-ID), moved to the run's owner worker, then handed to a {@link PublishSession} or a
- * {@link SubscriberStream}. One instance per connection; it follows the connection from loop to loop.
+ * Routes each request of a connection, and nothing else: a message the decoder could not read is answered 400
+ * and the connection closed; operations endpoints go to {@link OperationsRoute}, {@code /demo} to
+ * {@link DemoRoute}; run requests are validated (target encoding, run id, method, token, Last-Event-ID), moved to
+ * the run's owner worker, then handed to a {@link PublishSession}, a {@link SubscriberStream} or
+ * {@link RunStatusHandler}. Any exception while serving answers 500 {@code internal_error} and closes.
+ *
+ * <p>One instance per connection; it follows the connection from loop to loop and is confined to its current one.
  */
 public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(HttpRequestHandler.class);
-    private static final int MAX_DEMO_BODY_BYTES = 64 * 1024;
+
+    /** Test hook: runs on the destination loop after a hand-off, before the request is served. */
+    static volatile Consumer<String> afterHandoffProbe;
 
     private final ServerContext server;
     private final HttpReplies replies;
     private final Metrics metrics;
     private final ArrayDeque<Object> held = new ArrayDeque<>(4);
     private boolean moving;
+    private boolean failed;
     private PublishSession publish;
     private SubscriberStream subscribe;
-    private HttpRequest demoRequest;
-    private CompositeByteBuf demoBody;
+    private DemoRoute demo;
 
     public HttpRequestHandler(ServerContext server) {
         this.server = server;
@@ -69,6 +73,17 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void dispatch(ChannelHandlerContext ctx, Object msg) {
+        if (failed) {
+            ReferenceCountUtil.release(msg);
+            return;
+        }
+        if (msg instanceof HttpObject object && object.decoderResult().isFailure()) {
+            Throwable cause = object.decoderResult().cause();
+            ReferenceCountUtil.release(msg);
+            badRequest(ctx, "malformed HTTP " + (msg instanceof HttpRequest ? "request" : "body") + ": "
+                    + (cause == null ? "undecodable" : cause.getMessage()));
+            return;
+        }
         if (msg instanceof HttpRequest request) {
             onRequest(ctx, request);
             return;
@@ -79,8 +94,10 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
                 if (publish.isFinished()) {
                     publish = null;
                 }
-            } else if (demoBody != null) {
-                onDemoContent(ctx, content);
+            } else if (demo != null) {
+                if (demo.onContent(content)) {
+                    demo = null;
+                }
             } else {
                 content.release();
             }
@@ -89,21 +106,37 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         ReferenceCountUtil.release(msg);
     }
 
+    /**
+     * A request or body the decoder failed on (bad chunk size, bad header, line too long): whatever was being
+     * served ends (a publisher is lost at the events already appended), 400, closed. Nothing after it is read.
+     */
+    private void badRequest(ChannelHandlerContext ctx, String message) {
+        failed = true;
+        endRoutes();
+        if (subscribe != null && subscribe.isStreaming()) {
+            ctx.close();
+            return;
+        }
+        metrics.refused(Refusal.BAD_REQUEST);
+        replies.error(ctx, null, "bad_request", HttpResponseStatus.BAD_REQUEST, message, false);
+    }
+
     private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
-        if (subscribe != null && !subscribe.isDone() || publish != null) {
+        if (subscribe != null && !subscribe.isDone() || publish != null || demo != null) {
             // a pipelined request while a stream is open: not supported, end the connection
             ctx.close();
             return;
         }
         subscribe = null;
         boolean keepAlive = HttpUtil.isKeepAlive(request);
-        if (request.decoderResult().isFailure()) {
+        RequestTarget target = RequestTarget.parse(request.uri());
+        if (target == null) {
+            failed = true;
             refuse(ctx, request, Refusal.BAD_REQUEST, "bad_request", HttpResponseStatus.BAD_REQUEST,
-                    "malformed HTTP request", false);
+                    "malformed request target (bad percent-encoding or a character outside printable ASCII)",
+                    false);
             return;
         }
-        QueryStringDecoder query = new QueryStringDecoder(request.uri());
-        String path = query.path();
         HttpMethod method = request.method();
         if (method.equals(HttpMethod.OPTIONS)) {
             FullHttpResponse r = new DefaultFullHttpResponse(request.protocolVersion(),
@@ -112,38 +145,17 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             replies.send(ctx, null, r, keepAlive);
             return;
         }
-        switch (path) {
-            case "/healthz" -> {
-                replies.text(ctx, request, HttpResponseStatus.OK, "text/plain", "ok\n", keepAlive);
-                return;
-            }
-            case "/readyz" -> {
-                if (server.isDraining()) {
-                    replies.text(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain", "draining\n",
-                            keepAlive);
-                } else if (server.budget().isFull()) {
-                    replies.text(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain",
-                            "memory budget full\n", keepAlive);
-                } else {
-                    replies.text(ctx, request, HttpResponseStatus.OK, "text/plain", "ready\n", keepAlive);
-                }
-                return;
-            }
-            case "/metrics" -> {
-                replies.text(ctx, request, HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8",
-                        metrics.render(server.budget(), server.isDraining()), keepAlive);
-                return;
-            }
-            default -> { }
-        }
-        if (path.equals("/demo") || path.startsWith("/demo/")) {
-            startDemo(ctx, request);
+        if (OperationsRoute.answer(server, ctx, request, target.path(), keepAlive)) {
             return;
         }
-        RunRoute route = RunRoute.parse(path);
+        if (DemoRoute.serves(target.path())) {
+            demo = DemoRoute.start(server, ctx, request);
+            return;
+        }
+        RunRoute route = RunRoute.parse(target.rawPath());
         if (route == null) {
             refuse(ctx, request, Refusal.NOT_FOUND, "not_found", HttpResponseStatus.NOT_FOUND,
-                    "no such endpoint: " + path, keepAlive);
+                    "no such endpoint: " + target.path(), keepAlive);
             return;
         }
         if (!RunIds.isValid(route.runId())) {
@@ -151,15 +163,8 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
                     "run id must be 1-128 characters of [A-Za-z0-9._~:-]", keepAlive);
             return;
         }
-        Right right;
-        if (route.events() && method.equals(HttpMethod.GET)) {
-            right = Right.SUBSCRIBE;
-        } else if (route.events() && method.equals(HttpMethod.POST)
-                || !route.events() && method.equals(HttpMethod.DELETE)) {
-            right = Right.PUBLISH;
-        } else if (!route.events() && method.equals(HttpMethod.GET)) {
-            right = null;
-        } else {
+        Right right = rightFor(route, method);
+        if (right == null && !(method.equals(HttpMethod.GET) && !route.events())) {
             FullHttpResponse r = new DefaultFullHttpResponse(request.protocolVersion(),
                     HttpResponseStatus.METHOD_NOT_ALLOWED);
             r.headers().set(HttpHeaderNames.ALLOW, route.events() ? "GET, POST, OPTIONS" : "GET, DELETE, OPTIONS");
@@ -168,7 +173,8 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             replies.send(ctx, request, r, false);
             return;
         }
-        String token = TokenExtractor.extract(request, query);
+        // the target is well-formed (checked above), so Netty's decoder cannot throw on it
+        String token = TokenExtractor.extract(request, new QueryStringDecoder(request.uri()));
         AuthDecision decision = right == null ? server.authorizer().authorizeAny(token, route.runId())
                 : server.authorizer().authorize(token, route.runId(), right);
         if (decision == AuthDecision.UNAUTHENTICATED) {
@@ -183,29 +189,46 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
                             + " on") + " run " + route.runId(), false);
             return;
         }
-        int lastEventId = 0;
+        long lastEventId = 0;
         if (right == Right.SUBSCRIBE) {
-            lastEventId = parseLastEventId(request, query);
-            if (lastEventId < 0) {
+            lastEventId = LastEventId.of(request, target);
+            if (lastEventId == LastEventId.MALFORMED) {
                 refuse(ctx, request, Refusal.BAD_REQUEST, "bad_last_event_id", HttpResponseStatus.BAD_REQUEST,
-                        "Last-Event-ID / lastEventId must be a non-negative integer event id", keepAlive);
+                        "Last-Event-ID / lastEventId must be an integer event id from 0 to " + LastEventId.MAX,
+                        keepAlive);
                 return;
             }
         }
         Worker owner = server.workers().ownerOf(route.runId());
-        int resumeFrom = lastEventId;
+        long resumeAfter = lastEventId;
         if (ctx.channel().eventLoop() != owner.loop()) {
             moving = true;
             metrics.channelMoves.increment();
+            // an exception in here reaches exceptionCaught through the pipeline (ChannelHandoff): 500, closed
             ChannelHandoff.moveTo(ctx.channel(), owner.loop(), () -> {
                 moving = false;
-                serveRun(ctx, request, route, owner.registry(), resumeFrom, keepAlive);
+                Consumer<String> probe = afterHandoffProbe;
+                if (probe != null) {
+                    probe.accept(route.runId());
+                }
+                serveRun(ctx, request, route, owner.registry(), resumeAfter, keepAlive);
                 ctx.channel().config().setAutoRead(true);
                 replayHeld(ctx);
             });
             return;
         }
-        serveRun(ctx, request, route, owner.registry(), resumeFrom, keepAlive);
+        serveRun(ctx, request, route, owner.registry(), resumeAfter, keepAlive);
+    }
+
+    /** The right a run request needs; null for reading a run's status (any right) or a method not allowed. */
+    private static Right rightFor(RunRoute route, HttpMethod method) {
+        if (route.events() && method.equals(HttpMethod.GET)) {
+            return Right.SUBSCRIBE;
+        }
+        if (route.events() && method.equals(HttpMethod.POST) || !route.events() && method.equals(HttpMethod.DELETE)) {
+            return Right.PUBLISH;
+        }
+        return null;
     }
 
     private void replayHeld(ChannelHandlerContext ctx) {
@@ -218,7 +241,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void serveRun(ChannelHandlerContext ctx, HttpRequest request, RunRoute route, RunRegistry registry,
-            int lastEventId, boolean keepAlive) {
+            long lastEventId, boolean keepAlive) {
         if (!ctx.channel().isActive()) {
             return;
         }
@@ -226,105 +249,11 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         String runId = route.runId();
         if (route.events() && method.equals(HttpMethod.POST)) {
             publish = PublishSession.open(ctx, request, server, registry, runId, keepAlive);
-            return;
-        }
-        if (route.events()) {
+        } else if (route.events()) {
             subscribe = new SubscriberStream(ctx, request, server, registry, runId, lastEventId, keepAlive);
             subscribe.start();
-            return;
-        }
-        Run run = registry.get(runId);
-        if (run == null) {
-            boolean gone = registry.isGone(runId);
-            refuse(ctx, request, gone ? Refusal.GONE : Refusal.NOT_FOUND, gone ? "gone" : "not_found",
-                    gone ? HttpResponseStatus.GONE : HttpResponseStatus.NOT_FOUND,
-                    gone ? "run " + runId + " has expired" : "no run " + runId, keepAlive);
-            return;
-        }
-        if (method.equals(HttpMethod.DELETE)) {
-            registry.drop(run);
-            replies.empty(ctx, request, HttpResponseStatus.NO_CONTENT, keepAlive);
-            return;
-        }
-        StringBuilder sb = new StringBuilder(128).append("{\"runId\":");
-        Json.quote(sb, runId);
-        sb.append(",\"events\":").append(run.lastEventId())
-                .append(",\"lastEventId\":").append(run.lastEventId())
-                .append(",\"bytes\":").append(run.log().frameBytes())
-                .append(",\"ended\":").append(run.isEnded())
-                .append(",\"publishing\":").append(run.publisher() != null)
-                .append(",\"subscribers\":").append(run.readerCount())
-                .append(",\"ageMs\":").append((System.nanoTime() - run.createdNanos()) / 1_000_000)
-                .append('}');
-        replies.json(ctx, request, HttpResponseStatus.OK, sb.toString(), keepAlive);
-    }
-
-    /** The resume point: Last-Event-ID header, else ?lastEventId=, else 0; -1 when malformed. */
-    static int parseLastEventId(HttpRequest request, QueryStringDecoder query) {
-        String text = request.headers().get("Last-Event-ID");
-        if (text == null || text.isBlank()) {
-            List<String> q = query.parameters().get("lastEventId");
-            text = q == null || q.isEmpty() ? null : q.get(0);
-        }
-        if (text == null || text.isBlank()) {
-            return 0;
-        }
-        text = text.trim();
-        if (text.length() > 10) {
-            return -1;
-        }
-        long v = 0;
-        for (int i = 0; i < text.length(); i++) {
-            char c = text.charAt(i);
-            if (c < '0' || c > '9') {
-                return -1;
-            }
-            v = v * 10 + (c - '0');
-        }
-        return v > Integer.MAX_VALUE ? -1 : (int) v;
-    }
-
-    private void startDemo(ChannelHandlerContext ctx, HttpRequest request) {
-        DemoSite demo = server.demo();
-        if (demo == null) {
-            refuse(ctx, request, Refusal.NOT_FOUND, "not_found", HttpResponseStatus.NOT_FOUND,
-                    "the demo is off (start with --demo, or without a key for dev mode)", HttpUtil.isKeepAlive(request));
-            return;
-        }
-        demoRequest = request;
-        demoBody = ctx.alloc().compositeBuffer();
-    }
-
-    private void onDemoContent(ChannelHandlerContext ctx, HttpContent content) {
-        if (demoBody.readableBytes() + content.content().readableBytes() > MAX_DEMO_BODY_BYTES) {
-            content.release();
-            demoBody.release();
-            demoBody = null;
-            refuse(ctx, demoRequest, Refusal.EVENT_TOO_LARGE, "too_large", HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
-                    "demo request body too large", false);
-            return;
-        }
-        demoBody.addComponent(true, content.content());
-        if (!(content instanceof LastHttpContent)) {
-            return;
-        }
-        HttpRequest request = demoRequest;
-        DefaultFullHttpRequest full = new DefaultFullHttpRequest(request.protocolVersion(), request.method(),
-                request.uri(), demoBody, request.headers(), ((LastHttpContent) content).trailingHeaders());
-        demoBody = null;
-        demoRequest = null;
-        boolean keepAlive = HttpUtil.isKeepAlive(request);
-        FullHttpResponse response;
-        try {
-            response = server.demo().handle(full);
-        } finally {
-            full.release();
-        }
-        if (response == null) {
-            refuse(ctx, request, Refusal.NOT_FOUND, "not_found", HttpResponseStatus.NOT_FOUND,
-                    "no such demo page", keepAlive);
         } else {
-            replies.send(ctx, request, response, keepAlive);
+            RunStatusHandler.serve(server, ctx, request, registry, runId, keepAlive);
         }
     }
 
@@ -337,6 +266,18 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
                     message);
         }
         replies.error(ctx, request, code, status, message, keepAlive);
+    }
+
+    /** Ends the publish and demo request in progress, if any (the connection is failing or closed). */
+    private void endRoutes() {
+        if (publish != null) {
+            publish.onClosed();
+            publish = null;
+        }
+        if (demo != null) {
+            demo.release();
+            demo = null;
+        }
     }
 
     @Override
@@ -356,17 +297,10 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        if (publish != null) {
-            publish.onClosed();
-            publish = null;
-        }
+        endRoutes();
         if (subscribe != null) {
             subscribe.closed();
             subscribe = null;
-        }
-        if (demoBody != null) {
-            demoBody.release();
-            demoBody = null;
         }
         while (!held.isEmpty()) {
             ReferenceCountUtil.release(held.poll());
@@ -374,9 +308,35 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         ctx.fireChannelInactive();
     }
 
+    /**
+     * A failure while serving: socket errors just close; a decoder exception is a 400; anything else is a bug,
+     * logged and answered 500 {@code internal_error} (unless a stream's response has begun), then closed.
+     */
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        LOG.debug("connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
-        ctx.close();
+        if (cause instanceof IOException) {
+            LOG.debug("connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+            ctx.close();
+            return;
+        }
+        if (failed) {
+            ctx.close();
+            return;
+        }
+        if (cause instanceof DecoderException) {
+            badRequest(ctx, "malformed HTTP message: " + cause.getMessage());
+            return;
+        }
+        LOG.warn("request on {} failed", ctx.channel().remoteAddress(), cause);
+        moving = false;
+        failed = true;
+        endRoutes();
+        if (subscribe != null && subscribe.isStreaming()) {
+            ctx.close();
+            return;
+        }
+        metrics.refused(Refusal.INTERNAL_ERROR);
+        replies.error(ctx, null, "internal_error", HttpResponseStatus.INTERNAL_SERVER_ERROR,
+                "internal error; the connection is closed", false);
     }
 }

@@ -1,16 +1,25 @@
 package io.iqstream.server.http;
 
 import io.iqstream.server.ServerContext;
+import io.iqstream.server.config.ServerConfig;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
 
 /**
- * The whole request path of a connection: HTTP/1.1 codec, {@code 100 Continue} for clients that ask (curl does
- * for large bodies), then the router that moves run requests to their
- * worker and serves them there. Nothing else sits in the pipeline: no aggregator (publish bodies are streamed),
- * no extra buffering (subscribers write slices of the run's log).
+ * The whole request path of a main-port connection, in order:
+ * <ol>
+ *   <li>{@code limit}: a slot under {@code --max-connections}, or closed at once ({@link ConnectionLimitHandler});
+ *   <li>{@code arrival}: a request's first byte starts its header timer ({@link RequestTimeoutHandler});
+ *   <li>{@code http}: the HTTP/1.1 codec (line, header and chunk limits; failures become decoder results);
+ *   <li>{@code timeouts}: header and idle timeouts ({@link RequestTimeoutHandler});
+ *   <li>{@code expect}: {@code 100 Continue} for clients that ask (curl does for large bodies);
+ *   <li>{@code relay}: the router that refuses malformed requests, answers operations endpoints, moves run
+ *       requests to their worker and serves them there ({@link HttpRequestHandler}).
+ * </ol>
+ * Nothing else: no aggregator (publish bodies are streamed), no extra buffering (subscribers write slices of the
+ * run's log).
  */
 public final class IqStreamInitializer extends ChannelInitializer<Channel> {
     private static final int MAX_INITIAL_LINE_BYTES = 8192;
@@ -18,15 +27,23 @@ public final class IqStreamInitializer extends ChannelInitializer<Channel> {
     private static final int MAX_CHUNK_BYTES = 64 * 1024;
 
     private final ServerContext server;
+    private final ConnectionLimitHandler connections;
 
-    public IqStreamInitializer(ServerContext server) {
+    public IqStreamInitializer(ServerContext server, ConnectionSlots slots) {
         this.server = server;
+        this.connections = new ConnectionLimitHandler(slots);
     }
 
     @Override
     protected void initChannel(Channel ch) {
+        ServerConfig config = server.config();
+        RequestTimeoutHandler timeouts = new RequestTimeoutHandler(config.headerTimeoutMs(), config.idleTimeoutMs(),
+                server.metrics(), server.replies());
         ch.pipeline()
+                .addLast("limit", connections)
+                .addLast("arrival", timeouts.arrivalWatch())
                 .addLast("http", new HttpServerCodec(MAX_INITIAL_LINE_BYTES, MAX_HEADER_BYTES, MAX_CHUNK_BYTES))
+                .addLast("timeouts", timeouts)
                 .addLast("expect", new HttpServerExpectContinueHandler())
                 .addLast("relay", new HttpRequestHandler(server));
     }

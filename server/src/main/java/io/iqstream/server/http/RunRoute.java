@@ -6,20 +6,28 @@ package io.iqstream.server.http;
  */
 public record RunRoute(String runId, boolean events) {
     private static final String PREFIX = "/v1/runs/";
+    private static final String EVENTS = "/events";
 
-    /** Parses a decoded path; null when it is not a run path at all (404). The id is not validated here. */
-    public static RunRoute parse(String path) {
-        if (!path.startsWith(PREFIX)) {
+    /**
+     * Parses a raw (still percent-encoded) path by segment, then decodes the id segment, so an encoded slash
+     * stays inside the id ({@code a%2Fb} is the id {@code a/b}, refused as a bad id). Null when it is not a run
+     * path at all (404) or the id segment is not well-formed. The id is not validated here.
+     */
+    public static RunRoute parse(String rawPath) {
+        if (!rawPath.startsWith(PREFIX)) {
             return null;
         }
-        String rest = path.substring(PREFIX.length());
-        if (rest.endsWith("/events")) {
-            String id = rest.substring(0, rest.length() - "/events".length());
-            return id.indexOf('/') >= 0 ? null : new RunRoute(id, true);
-        }
-        if (rest.endsWith("/")) {
+        String rest = rawPath.substring(PREFIX.length());
+        boolean events = rest.endsWith(EVENTS);
+        if (events) {
+            rest = rest.substring(0, rest.length() - EVENTS.length());
+        } else if (rest.endsWith("/")) {
             rest = rest.substring(0, rest.length() - 1);
         }
-        return rest.indexOf('/') >= 0 ? null : new RunRoute(rest, false);
+        if (rest.indexOf('/') >= 0) {
+            return null;
+        }
+        String id = PercentDecoder.decode(rest, false);
+        return id == null ? null : new RunRoute(id, events);
     }
 }

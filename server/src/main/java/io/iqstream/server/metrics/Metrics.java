@@ -29,6 +29,16 @@ public final class Metrics {
     public final LongAdder runsIdled = new LongAdder();
     public final LongAdder slowSubscribersCut = new LongAdder();
     public final LongAdder channelMoves = new LongAdder();
+    /** Connections held on the main port (the admin port's are not counted). */
+    public final LongAdder connectionsOpen = new LongAdder();
+    /** Connections closed at once because the main port was at --max-connections. */
+    public final LongAdder connectionsRefusedMax = new LongAdder();
+    /** Connections closed at once because the admin port was at its own small cap. */
+    public final LongAdder adminConnectionsRefusedMax = new LongAdder();
+    /** Connections answered 408 because a request head did not arrive whole within --header-timeout. */
+    public final LongAdder headerTimeouts = new LongAdder();
+    /** Keep-alive connections closed after --idle-timeout with no request. */
+    public final LongAdder idleTimeouts = new LongAdder();
     private final EnumMap<Refusal, LongAdder> refusals = new EnumMap<>(Refusal.class);
     private final AtomicLongArray latencyBuckets = new AtomicLongArray(LATENCY_BUCKETS_S.length + 1);
     private final LongAdder latencyCount = new LongAdder();
@@ -81,6 +91,17 @@ public final class Metrics {
                 slowSubscribersCut.sum());
         counter(sb, "iqstream_channel_moves_total", "Connections moved to the worker owning their run.",
                 channelMoves.sum());
+        gauge(sb, "iqstream_connections_open", "Connections open on the main port.", connectionsOpen.sum());
+        sb.append("# HELP iqstream_connections_refused_total Connections closed at once on accept, by reason.\n");
+        sb.append("# TYPE iqstream_connections_refused_total counter\n");
+        sb.append("iqstream_connections_refused_total{reason=\"max_connections\"} ")
+                .append(connectionsRefusedMax.sum()).append('\n');
+        sb.append("iqstream_connections_refused_total{reason=\"admin_max_connections\"} ")
+                .append(adminConnectionsRefusedMax.sum()).append('\n');
+        sb.append("# HELP iqstream_connection_timeouts_total Connections ended by a connection timer, by kind.\n");
+        sb.append("# TYPE iqstream_connection_timeouts_total counter\n");
+        sb.append("iqstream_connection_timeouts_total{kind=\"header\"} ").append(headerTimeouts.sum()).append('\n');
+        sb.append("iqstream_connection_timeouts_total{kind=\"idle\"} ").append(idleTimeouts.sum()).append('\n');
         sb.append("# HELP iqstream_refusals_total Requests refused, by reason.\n");
         sb.append("# TYPE iqstream_refusals_total counter\n");
         for (Refusal r : Refusal.values()) {

@@ -14,7 +14,8 @@ public enum Refusal {
     UNSUPPORTED_MEDIA_TYPE("unsupported_media_type"),
     OVER_BUDGET("over_budget"),
     DRAINING("draining"),
-    SLOW_SUBSCRIBER("slow_subscriber");
+    SLOW_SUBSCRIBER("slow_subscriber"),
+    INTERNAL_ERROR("internal_error");
 
     private final String label;
 

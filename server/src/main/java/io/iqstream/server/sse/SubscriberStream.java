@@ -34,6 +34,12 @@ import java.util.concurrent.TimeUnit;
  * copy) while the socket is writable, pauses when it is not and goes on when it drains; it holds no queue of its
  * own. It flushes once per loop turn ({@link #flush()} from the publisher's read-complete).
  *
+ * <p>The resume point is decided before the log is touched, in {@code long}: on an ended run a Last-Event-ID at or
+ * past its last event answers 204; on an open run one past its last event is 400 {@code bad_last_event_id} (no
+ * such event was ever sent); so the cursor only ever names an event the log holds.
+ *
+ * <p>An HTTP/1.0 subscriber gets an HTTP/1.0 response without chunked encoding, ended by closing the connection.
+ *
  * <p>Confined to the run's worker loop.
  */
 public final class SubscriberStream implements RunReader, RunWaiter {
@@ -47,6 +53,8 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     private final RunRegistry registry;
     private final String runId;
     private final boolean keepAlive;
+    private final boolean http10;
+    private final long resumeAfter;
     private final Metrics metrics;
     private final ServerConfig config;
     private Run run;
@@ -59,14 +67,18 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     private ScheduledFuture<?> timer;
     private boolean holdsSlot;
 
+    /**
+     * @param lastEventId the subscriber's resume point, 0 to {@code Integer.MAX_VALUE} (validated by the caller)
+     */
     public SubscriberStream(ChannelHandlerContext ctx, HttpRequest request, ServerContext server,
-            RunRegistry registry, String runId, int lastEventId, boolean keepAlive) {
+            RunRegistry registry, String runId, long lastEventId, boolean keepAlive) {
         this.ctx = ctx;
         this.request = request;
         this.server = server;
         this.registry = registry;
         this.runId = runId;
-        this.nextId = lastEventId + 1;
+        this.resumeAfter = lastEventId;
+        this.http10 = request.protocolVersion().equals(HttpVersion.HTTP_1_0);
         this.keepAlive = keepAlive;
         this.metrics = server.metrics();
         this.config = server.config();
@@ -112,26 +124,34 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     }
 
     private void attach(Run r) {
-        int last = r.lastEventId();
-        if (nextId - 1 > last && !r.isEnded()) {
+        long last = r.lastEventId();
+        if (resumeAfter > last && !r.isEnded()) {
             refuse(Refusal.BAD_REQUEST, HttpResponseStatus.BAD_REQUEST, "bad_last_event_id",
-                    "Last-Event-ID " + (nextId - 1) + " is beyond the run's last event " + last);
+                    "Last-Event-ID " + resumeAfter + " is beyond the run's last event " + last);
             return;
         }
-        if (r.isEnded() && nextId > last) {
+        if (r.isEnded() && resumeAfter >= last) {
             // the browser already has everything: 204 stops EventSource from reconnecting
             done = true;
             releaseSlot();
             server.replies().empty(ctx, request, HttpResponseStatus.NO_CONTENT, keepAlive);
             return;
         }
+        // resumeAfter < last <= Integer.MAX_VALUE here, so the next id fits an int
+        nextId = (int) (resumeAfter + 1);
         run = r;
-        HttpResponse response = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+        HttpResponse response = new DefaultHttpResponse(http10 ? HttpVersion.HTTP_1_0 : HttpVersion.HTTP_1_1,
+                HttpResponseStatus.OK);
         response.headers()
                 .set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8")
                 .set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_CACHE)
-                .set("X-Accel-Buffering", "no")
-                .set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+                .set("X-Accel-Buffering", "no");
+        if (http10) {
+            // no chunked encoding in HTTP/1.0: the body runs to the close
+            response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        } else {
+            response.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+        }
         server.cors().apply(request, response.headers());
         ctx.write(response);
         String retry = "retry: " + config.retryMs() + "\n\n";
@@ -189,12 +209,17 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         }
         if (started) {
             metrics.subscribersActive.decrement();
-            if (keepAlive) {
+            if (keepAlive && !http10) {
                 ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
             } else {
                 ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
             }
         }
+    }
+
+    /** Whether the stream's response head has been written and its end not yet (a reply can no longer be sent). */
+    public boolean isStreaming() {
+        return started && !done;
     }
 
     /** Whether the response has ended (the connection may serve another request). */

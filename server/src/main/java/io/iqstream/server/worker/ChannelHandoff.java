@@ -13,13 +13,18 @@ import io.netty.channel.EventLoop;
  * old loop while the deregistration is pending: the caller holds them ({@code HttpRequestHandler}) and replays
  * them on the owner once {@code onArrived} runs there. From then on the publisher and every subscriber of the run
  * live on one thread, so an event goes from the publisher's socket to the subscribers' sockets with no lock,
- * queue or copy between threads. The move costs two loop hops once per connection (or per request that names a
+ * queue or copy between threads. An exception thrown by {@code onArrived} is fired into the pipeline on the
+ * target loop ({@code exceptionCaught}), which answers it; it never leaves the connection hanging with reads off.
+ * The move costs two loop hops once per connection (or per request that names a
  * run of another worker on a keep-alive connection), never per event.
  */
 public final class ChannelHandoff {
     private ChannelHandoff() {}
 
-    /** Starts the move; {@code onArrived} runs on {@code target} once registered there; failure closes. */
+    /**
+     * Starts the move; {@code onArrived} runs on {@code target} once registered there; a failed move closes, an
+     * exception from {@code onArrived} goes to the pipeline's {@code exceptionCaught}.
+     */
     @SuppressWarnings("deprecation")
     public static void moveTo(Channel channel, EventLoop target, Runnable onArrived) {
         channel.config().setAutoRead(false);
@@ -35,7 +40,11 @@ public final class ChannelHandoff {
                     channel.unsafe().closeForcibly();
                     return;
                 }
-                onArrived.run();
+                try {
+                    onArrived.run();
+                } catch (Throwable t) {
+                    channel.pipeline().fireExceptionCaught(t);
+                }
             });
         });
     }

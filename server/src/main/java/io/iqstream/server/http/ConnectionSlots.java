@@ -1,0 +1,113 @@
+package io.iqstream.server.http;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.OperatingSystemMXBean;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The connections a listener may hold at once. Any thread: one atomic counter shared by every connection of the
+ * listener, touched twice per connection (accept, close), never per request. When full, {@link #tryAcquire}
+ * answers false, counts the refusal, and the caller closes the new connection at once.
+ *
+ * <p>The main port's default cap comes from the process's file limit ({@code RLIMIT_NOFILE}, soft) less a
+ * reserve for what the server itself holds (listeners, each event loop's epoll/event fds, jars, logs, the admin
+ * port's connections), so the acceptor never meets {@code EMFILE} and the admin port keeps a descriptor to
+ * answer {@code /healthz} with.
+ */
+public final class ConnectionSlots {
+    /** Descriptors kept back from the file limit besides the admin port's and the loops'. */
+    public static final int FILE_RESERVE = 64;
+    /** Descriptors each event loop holds (epoll fd, eventfd, timerfd), rounded up. */
+    private static final int FILES_PER_LOOP = 4;
+    /** Cap when the file limit cannot be read (not Linux, no management bean). */
+    private static final int UNKNOWN_LIMIT_MAX = 10_000;
+    private static final int MIN_MAX = 16;
+
+    private final int max;
+    private final AtomicInteger open = new AtomicInteger();
+    private final LongAdder openGauge;
+    private final LongAdder refused;
+
+    /**
+     * @param max connections held at once
+     * @param openGauge incremented and decremented with each held connection (a metric), or null
+     * @param refused incremented for each connection refused
+     */
+    public ConnectionSlots(int max, LongAdder openGauge, LongAdder refused) {
+        this.max = max;
+        this.openGauge = openGauge;
+        this.refused = refused;
+    }
+
+    /** Takes a slot for a new connection; false (counted) when all are taken. */
+    public boolean tryAcquire() {
+        while (true) {
+            int n = open.get();
+            if (n >= max) {
+                refused.increment();
+                return false;
+            }
+            if (open.compareAndSet(n, n + 1)) {
+                if (openGauge != null) {
+                    openGauge.increment();
+                }
+                return true;
+            }
+        }
+    }
+
+    /** Gives back the slot of a connection that closed. */
+    public void release() {
+        open.decrementAndGet();
+        if (openGauge != null) {
+            openGauge.decrement();
+        }
+    }
+
+    public int max() {
+        return max;
+    }
+
+    public int open() {
+        return open.get();
+    }
+
+    /**
+     * The main port's default cap: the soft file limit less {@link #FILE_RESERVE}, the loops' descriptors and the
+     * admin port's cap; at least {@value #MIN_MAX}.
+     */
+    public static int defaultMax(int loops, int adminMax) {
+        long limit = fileLimit();
+        if (limit <= 0) {
+            return UNKNOWN_LIMIT_MAX;
+        }
+        long max = limit - FILE_RESERVE - (long) loops * FILES_PER_LOOP - adminMax;
+        return (int) Math.max(MIN_MAX, Math.min(Integer.MAX_VALUE, max));
+    }
+
+    /** The process's soft {@code RLIMIT_NOFILE}; -1 when unknown or unlimited. */
+    public static long fileLimit() {
+        try {
+            List<String> lines = Files.readAllLines(Path.of("/proc/self/limits"));
+            for (String line : lines) {
+                if (line.startsWith("Max open files")) {
+                    String[] parts = line.substring("Max open files".length()).trim().split("\\s+");
+                    return parts[0].equals("unlimited") ? -1 : Long.parseLong(parts[0]);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // not Linux: ask the JVM below
+        }
+        OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.UnixOperatingSystemMXBean unix) {
+            long n = unix.getMaxFileDescriptorCount();
+            return n > 0 && n < Long.MAX_VALUE ? n : -1;
+        }
+        return -1;
+    }
+}

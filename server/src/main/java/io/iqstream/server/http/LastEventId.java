@@ -1,0 +1,46 @@
+package io.iqstream.server.http;
+
+import io.netty.handler.codec.http.HttpRequest;
+
+/**
+ * The resume point a subscriber asks for: the {@code Last-Event-ID} header, else the {@code lastEventId} query
+ * parameter, else none (0). A valid id is a non-negative decimal integer no larger than {@link #MAX}; anything
+ * else is refused 400 {@code bad_last_event_id}. Computed in {@code long} so no text overflows. Stateless.
+ */
+public final class LastEventId {
+    /** Largest id a run can hold (ids are 1-based {@code int}s in the log). */
+    public static final long MAX = Integer.MAX_VALUE;
+    /** {@link #parse} result for text that is not a valid id. */
+    public static final long MALFORMED = -1;
+
+    private LastEventId() {}
+
+    /** The request's resume point; 0 when none is given; {@link #MALFORMED} when it is not a valid id. */
+    public static long of(HttpRequest request, RequestTarget target) {
+        String text = request.headers().get("Last-Event-ID");
+        if (text == null || text.isBlank()) {
+            text = target.parameter("lastEventId");
+        }
+        return parse(text);
+    }
+
+    /** 0 for null or blank; the id for surrounding-whitespace-trimmed decimal digits up to {@link #MAX}. */
+    public static long parse(String text) {
+        if (text == null || text.isBlank()) {
+            return 0;
+        }
+        String t = text.trim();
+        long v = 0;
+        for (int i = 0; i < t.length(); i++) {
+            char c = t.charAt(i);
+            if (c < '0' || c > '9') {
+                return MALFORMED;
+            }
+            v = v * 10 + (c - '0');
+            if (v > MAX) {
+                return MALFORMED;
+            }
+        }
+        return v;
+    }
+}

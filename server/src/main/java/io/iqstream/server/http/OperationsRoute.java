@@ -1,0 +1,42 @@
+package io.iqstream.server.http;
+
+import io.iqstream.server.ServerContext;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+
+/**
+ * The operations endpoints: {@code /healthz} (the process answers), {@code /readyz} (503 while draining or with
+ * the memory budget full), {@code /metrics} (Prometheus text). Served on the main port and on the admin port.
+ * Stateless; reads only thread-safe state, so it answers on any loop (the admin port's is the acceptor's).
+ */
+public final class OperationsRoute {
+    private OperationsRoute() {}
+
+    /** Answers {@code path} if it is an operations endpoint; false (nothing written) otherwise. */
+    public static boolean answer(ServerContext server, ChannelHandlerContext ctx, HttpRequest request, String path,
+            boolean keepAlive) {
+        HttpReplies replies = server.replies();
+        switch (path) {
+            case "/healthz" -> replies.text(ctx, request, HttpResponseStatus.OK, "text/plain", "ok\n", keepAlive);
+            case "/readyz" -> {
+                if (server.isDraining()) {
+                    replies.text(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain", "draining\n",
+                            keepAlive);
+                } else if (server.budget().isFull()) {
+                    replies.text(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain",
+                            "memory budget full\n", keepAlive);
+                } else {
+                    replies.text(ctx, request, HttpResponseStatus.OK, "text/plain", "ready\n", keepAlive);
+                }
+            }
+            case "/metrics" -> replies.text(ctx, request, HttpResponseStatus.OK,
+                    "text/plain; version=0.0.4; charset=utf-8",
+                    server.metrics().render(server.budget(), server.isDraining()), keepAlive);
+            default -> {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,48 @@
+package io.iqstream.server.http;
+
+import io.iqstream.server.ServerContext;
+import io.iqstream.server.metrics.Refusal;
+import io.iqstream.server.run.Run;
+import io.iqstream.server.run.RunRegistry;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+
+/**
+ * {@code GET /v1/runs/{id}} (the run's status as JSON) and {@code DELETE /v1/runs/{id}} (drop it now): 404 for a
+ * run never seen, 410 for one expired. Stateless; called on the run's owner loop, after authorization.
+ */
+public final class RunStatusHandler {
+    private RunStatusHandler() {}
+
+    public static void serve(ServerContext server, ChannelHandlerContext ctx, HttpRequest request,
+            RunRegistry registry, String runId, boolean keepAlive) {
+        HttpReplies replies = server.replies();
+        Run run = registry.get(runId);
+        if (run == null) {
+            boolean gone = registry.isGone(runId);
+            server.metrics().refused(gone ? Refusal.GONE : Refusal.NOT_FOUND);
+            replies.error(ctx, request, gone ? "gone" : "not_found",
+                    gone ? HttpResponseStatus.GONE : HttpResponseStatus.NOT_FOUND,
+                    gone ? "run " + runId + " has expired" : "no run " + runId, keepAlive);
+            return;
+        }
+        if (request.method().equals(HttpMethod.DELETE)) {
+            registry.drop(run);
+            replies.empty(ctx, request, HttpResponseStatus.NO_CONTENT, keepAlive);
+            return;
+        }
+        StringBuilder sb = new StringBuilder(128).append("{\"runId\":");
+        Json.quote(sb, runId);
+        sb.append(",\"events\":").append(run.lastEventId())
+                .append(",\"lastEventId\":").append(run.lastEventId())
+                .append(",\"bytes\":").append(run.log().frameBytes())
+                .append(",\"ended\":").append(run.isEnded())
+                .append(",\"publishing\":").append(run.publisher() != null)
+                .append(",\"subscribers\":").append(run.readerCount())
+                .append(",\"ageMs\":").append((System.nanoTime() - run.createdNanos()) / 1_000_000)
+                .append('}');
+        replies.json(ctx, request, HttpResponseStatus.OK, sb.toString(), keepAlive);
+    }
+}
