@@ -7,5 +7,9 @@ public enum EventCheck {
     OK_TERMINAL,
     BAD_JSON,
     NOT_AN_OBJECT,
-    MISSING_TYPE
+    MISSING_TYPE,
+    /** The bytes are not well-formed UTF-8. */
+    BAD_UTF8,
+    /** The object has {@code type} more than once. */
+    DUPLICATE_TYPE
 }

@@ -13,6 +13,15 @@ public interface EventSink {
     /** The event being read has passed the size cap before it was complete; the body stops here. */
     void onOversizeEvent();
 
+    /** The memory budget cannot hold the event being read; the body stops here. */
+    void onOverBudget();
+
+    /** The next event is not an event object (a JSON array element that is an array, string, number...). */
+    void onBadEvent(String message);
+
     /** The body is not framed as its Content-Type says (e.g. a JSON body that is not an object or array). */
     void onFramingError(String message);
+
+    /** A unit that carries no event arrived whole (blank NDJSON line, SSE comment, whitespace between elements). */
+    void onKeepAlive();
 }

@@ -8,9 +8,10 @@ import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 
 /**
- * Checks that an event is one well-formed JSON object with a string {@code type}, and tells terminal events apart.
- * Uses Jackson's streaming parser (no tree is built); nested values are skipped. One instance per publishing
- * connection (it keeps a scratch array); not thread-safe.
+ * Checks that an event is well-formed UTF-8 and one well-formed JSON object with exactly one string {@code type}
+ * (a duplicate is refused: parsers disagree on which one wins), and tells terminal events apart. Uses Jackson's
+ * streaming parser (no tree is built); nested values are skipped. One instance per publishing connection (it keeps
+ * a scratch array); not thread-safe.
  */
 public final class EventValidator {
     private static final JsonFactory FACTORY = new JsonFactory();
@@ -47,6 +48,11 @@ public final class EventValidator {
             bytes = scratch;
             offset = 0;
         }
+        int bad = Utf8.firstInvalid(bytes, offset, length);
+        if (bad >= 0) {
+            lastError = "invalid UTF-8 at byte " + (bad - offset) + " of the event";
+            return EventCheck.BAD_UTF8;
+        }
         try (JsonParser p = FACTORY.createParser(bytes, offset, length)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 lastError = "an event must be a JSON object";
@@ -58,7 +64,11 @@ public final class EventValidator {
             while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
                 String name = p.currentName();
                 JsonToken v = p.nextToken();
-                if (!hasType && "type".equals(name)) {
+                if ("type".equals(name)) {
+                    if (hasType) {
+                        lastError = "duplicate \"type\" key";
+                        return EventCheck.DUPLICATE_TYPE;
+                    }
                     if (v != JsonToken.VALUE_STRING) {
                         lastError = "\"type\" must be a string";
                         return EventCheck.MISSING_TYPE;

@@ -1,170 +1,205 @@
 package io.iqstream.server.ingest;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.async.ByteArrayFeeder;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
-import java.io.IOException;
+import io.netty.util.ByteProcessor;
 
 /**
- * {@code application/json}: one event object, or an array of them. Parsed incrementally with Jackson's
- * non-blocking parser, so each element of a streamed array is appended as soon as its closing brace arrives.
- * Bytes of the element being read are kept (capped by the event size); finished elements are dropped.
+ * {@code application/json}: one event object, or an array of event objects. Each element of a streamed array is
+ * handed out as soon as its closing brace arrives; whitespace of any kind (a pretty-printed array) is fine.
+ *
+ * <h2>Implementation notes</h2>
+ * A small structural scanner, not a parser: it finds where each element starts and ends (braces and brackets
+ * outside strings, escapes inside them) and leaves the grammar of the element to {@link EventValidator}. An array
+ * element must start with {@code {}: anything else (a nested array, a string, a number...) is refused at its
+ * first byte, so nothing of it is held. An element inside one chunk is handed out as a slice of it; one that spans
+ * chunks is gathered in a {@link PartialEventBuffer}, capped at the event size: past it the event is refused
+ * before its end. Confined to the connection's loop; nothing is allocated per event.
  */
-final class JsonBodySplitter implements EventSplitter {
-    private static final JsonFactory FACTORY = new JsonFactory();
+final class JsonBodySplitter implements EventSplitter, ByteProcessor {
+    private static final int BODY_START = 0;
+    private static final int ARRAY_FIRST = 1;
+    private static final int ARRAY_NEXT = 2;
+    private static final int ARRAY_AFTER = 3;
+    private static final int ELEMENT = 4;
+    private static final int DONE = 5;
 
-    private final int maxEventBytes;
-    private final JsonParser parser;
-    private final ByteBuf pending = Unpooled.buffer(1024);
-    private long pendingBaseOffset;
-    private byte[] scratch = new byte[4096];
-    private int depth;
+    private final PartialEventBuffer partial;
+    private int state = BODY_START;
     private boolean array;
-    private boolean done;
-    private long elementStart = -1;
+    private int depth;
+    private boolean inString;
+    private boolean escape;
+    private int elements;
 
-    JsonBodySplitter(int maxEventBytes) {
-        this.maxEventBytes = maxEventBytes;
-        try {
-            this.parser = FACTORY.createNonBlockingByteArrayParser();
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
+    JsonBodySplitter(PartialEventBuffer partial) {
+        this.partial = partial;
     }
 
     @Override
     public boolean feed(ByteBuf chunk, EventSink sink) {
-        int n = chunk.readableBytes();
-        if (n == 0) {
-            return true;
-        }
-        if (scratch.length < n) {
-            scratch = new byte[Math.max(n, scratch.length * 2)];
-        }
-        chunk.getBytes(chunk.readerIndex(), scratch, 0, n);
-        pending.writeBytes(scratch, 0, n);
-        try {
-            ((ByteArrayFeeder) parser.getNonBlockingInputFeeder()).feedInput(scratch, 0, n);
-            return drain(sink);
-        } catch (IOException e) {
-            sink.onFramingError(messageOf(e));
-            return false;
-        }
-    }
-
-    private boolean drain(EventSink sink) throws IOException {
-        JsonToken t;
-        while ((t = parser.nextToken()) != null && t != JsonToken.NOT_AVAILABLE) {
-            if (done) {
-                sink.onFramingError("unexpected content after the end of the JSON body");
-                return false;
-            }
-            long tokenOffset = parser.currentTokenLocation().getByteOffset();
-            switch (t) {
-                case START_OBJECT -> {
-                    if (depth == 0 || (array && depth == 1)) {
-                        elementStart = braceAtOrBefore(tokenOffset);
-                    }
-                    depth++;
+        int at = chunk.readerIndex();
+        int end = chunk.writerIndex();
+        boolean spaces = false;
+        while (at < end) {
+            if (state == ELEMENT) {
+                int last = chunk.forEachByte(at, end - at, this);
+                if (last < 0) {
+                    return hold(chunk, at, end - at, sink);
                 }
-                case START_ARRAY -> {
-                    if (depth == 0) {
-                        array = true;
-                    }
-                    depth++;
-                }
-                case END_OBJECT, END_ARRAY -> {
-                    depth--;
-                    if (t == JsonToken.END_OBJECT && (depth == 0 || (array && depth == 1))) {
-                        if (!emit(elementStart, tokenOffset + 1, sink)) {
-                            return false;
-                        }
-                        elementStart = -1;
-                    }
-                    if (depth == 0) {
-                        done = true;
-                    }
-                }
-                default -> {
-                    if (depth == 0 || (array && depth == 1)) {
-                        sink.onFramingError(array ? "array element is not an event object"
-                                : "body is neither an event object nor an array of them");
+                boolean go;
+                if (partial.readableBytes() > 0) {
+                    if (!hold(chunk, at, last + 1 - at, sink)) {
                         return false;
                     }
+                    go = sink.onEvent(partial.content());
+                    partial.clear();
+                } else {
+                    go = sink.onEvent(chunk.slice(at, last + 1 - at));
                 }
+                if (!go) {
+                    return false;
+                }
+                state = array ? ARRAY_AFTER : DONE;
+                at = last + 1;
+                continue;
+            }
+            byte b = chunk.getByte(at);
+            if (b == ' ' || b == '\n' || b == '\r' || b == '\t') {
+                spaces = true;
+                at++;
+                continue;
+            }
+            if (!structural(b, sink)) {
+                return false;
+            }
+            if (state != ELEMENT) {
+                at++;
             }
         }
-        long holdFrom = elementStart >= 0 ? elementStart : parser.currentLocation().getByteOffset();
-        if (elementStart >= 0 && pendingBaseOffset + pending.writerIndex() - elementStart > maxEventBytes) {
-            sink.onOversizeEvent();
-            return false;
+        if (spaces) {
+            sink.onKeepAlive();
         }
-        discardBefore(holdFrom);
         return true;
     }
 
-    /** Jackson's non-blocking parser may report a start-object token just past its brace: find the brace. */
-    private long braceAtOrBefore(long offset) {
-        long at = offset;
-        while (at > pendingBaseOffset && (at - pendingBaseOffset >= pending.writerIndex()
-                || pending.getByte((int) (at - pendingBaseOffset)) != '{')) {
-            at--;
+    /** A byte outside any element: the array's punctuation, or the first byte of an element. */
+    private boolean structural(byte b, EventSink sink) {
+        switch (state) {
+            case BODY_START -> {
+                if (b == '[') {
+                    array = true;
+                    state = ARRAY_FIRST;
+                } else if (b == '{') {
+                    startElement();
+                } else {
+                    sink.onFramingError("body is neither an event object nor an array of them");
+                    return false;
+                }
+            }
+            case ARRAY_FIRST, ARRAY_NEXT -> {
+                if (b == '{') {
+                    startElement();
+                } else if (b == ']' && state == ARRAY_FIRST) {
+                    state = DONE;
+                } else if (startsValue(b)) {
+                    sink.onBadEvent("array element " + (elements + 1) + " is not an event object"
+                            + (b == '[' ? " (nested arrays are not taken)" : ""));
+                    return false;
+                } else {
+                    sink.onFramingError("malformed JSON array: unexpected '" + printable(b) + "'");
+                    return false;
+                }
+            }
+            case ARRAY_AFTER -> {
+                if (b == ',') {
+                    state = ARRAY_NEXT;
+                } else if (b == ']') {
+                    state = DONE;
+                } else {
+                    sink.onFramingError("malformed JSON array: expected ',' or ']' after element " + elements);
+                    return false;
+                }
+            }
+            default -> {
+                sink.onFramingError("unexpected content after the end of the JSON body");
+                return false;
+            }
         }
-        return at;
+        return true;
     }
 
-    private boolean emit(long start, long end, EventSink sink) {
-        if (end - start > maxEventBytes) {
-            sink.onOversizeEvent();
-            return false;
-        }
-        int from = (int) (start - pendingBaseOffset);
-        return sink.onEvent(pending.slice(from, (int) (end - start)));
+    private void startElement() {
+        state = ELEMENT;
+        elements++;
+        depth = 0;
+        inString = false;
+        escape = false;
     }
 
-    private void discardBefore(long absoluteOffset) {
-        int drop = (int) Math.min(absoluteOffset - pendingBaseOffset, pending.writerIndex());
-        if (drop > 0) {
-            pending.readerIndex(drop);
-            pending.discardReadBytes();
-            pendingBaseOffset += drop;
+    private static boolean startsValue(byte b) {
+        return b == '[' || b == '"' || b == '-' || (b >= '0' && b <= '9') || b == 't' || b == 'f' || b == 'n';
+    }
+
+    private static String printable(byte b) {
+        return b >= 0x20 && b < 0x7F ? String.valueOf((char) b) : String.format("\\x%02X", b & 0xFF);
+    }
+
+    /** Scans an element: false at the byte that closes it. */
+    @Override
+    public boolean process(byte b) {
+        if (inString) {
+            if (escape) {
+                escape = false;
+            } else if (b == '\\') {
+                escape = true;
+            } else if (b == '"') {
+                inString = false;
+            }
+            return true;
         }
+        switch (b) {
+            case '"' -> inString = true;
+            case '{', '[' -> depth++;
+            case '}', ']' -> {
+                return --depth != 0;
+            }
+            default -> { }
+        }
+        return true;
+    }
+
+    private boolean hold(ByteBuf chunk, int at, int length, EventSink sink) {
+        switch (partial.append(chunk, at, length)) {
+            case OK -> {
+                return true;
+            }
+            case OVER_CAP -> sink.onOversizeEvent();
+            case OVER_BUDGET -> sink.onOverBudget();
+            default -> throw new IllegalStateException();
+        }
+        return false;
     }
 
     @Override
     public boolean finish(EventSink sink) {
-        ((ByteArrayFeeder) parser.getNonBlockingInputFeeder()).endOfInput();
-        try {
-            if (!drain(sink)) {
-                return false;
-            }
-        } catch (IOException e) {
-            sink.onFramingError(messageOf(e));
-            return false;
+        if (state == DONE) {
+            return true;
         }
-        if (!done) {
-            sink.onFramingError(depth == 0 ? "empty JSON body" : "JSON body ends before its closing bracket");
-            return false;
+        if (state == ELEMENT) {
+            sink.onFramingError("JSON body ends inside event " + elements);
+        } else {
+            sink.onFramingError(state == BODY_START ? "empty JSON body" : "JSON body ends before its closing bracket");
         }
-        return true;
+        return false;
     }
 
-    private static String messageOf(IOException e) {
-        return e instanceof com.fasterxml.jackson.core.JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
+    @Override
+    public int heldBytes() {
+        return partial.readableBytes();
     }
 
     @Override
     public void release() {
-        if (pending.refCnt() > 0) {
-            pending.release();
-        }
-        try {
-            parser.close();
-        } catch (IOException ignored) {
-            // nothing held
-        }
+        partial.release();
     }
 }

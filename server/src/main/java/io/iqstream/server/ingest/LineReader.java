@@ -1,13 +1,13 @@
 package io.iqstream.server.ingest;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.util.ByteProcessor;
 
 /**
  * Splits a byte stream into lines ending in LF (a CR before it is dropped). A complete line inside one chunk is
- * handed out as a slice of that chunk (no copy); only a line that spans chunks is gathered in a buffer, which is
- * capped so an endless line cannot take memory. Confined to one connection's loop.
+ * handed out as a slice of that chunk (no copy); only a line that spans chunks is gathered in a
+ * {@link PartialEventBuffer} (pooled, capped, charged to the budget), so an endless line cannot take memory.
+ * Confined to one connection's loop.
  */
 final class LineReader {
     /** Receives lines; returns false to stop. */
@@ -15,17 +15,20 @@ final class LineReader {
         boolean onLine(ByteBuf line);
     }
 
-    private final int maxLineBytes;
-    private ByteBuf partial;
-    private boolean overflow;
+    private final PartialEventBuffer partial;
+    private PartialEventBuffer.Outcome failure;
 
-    LineReader(int maxLineBytes) {
-        this.maxLineBytes = maxLineBytes;
+    LineReader(PartialEventBuffer partial) {
+        this.partial = partial;
     }
 
-    /** Whether the last feed stopped because a line passed the cap. */
-    boolean overflowed() {
-        return overflow;
+    /** Why the last feed stopped when it was not the sink: {@code OVER_CAP}, {@code OVER_BUDGET}, or null. */
+    PartialEventBuffer.Outcome failure() {
+        return failure;
+    }
+
+    int heldBytes() {
+        return partial.readableBytes();
     }
 
     boolean feed(ByteBuf chunk, LineSink sink) {
@@ -34,22 +37,20 @@ final class LineReader {
         while (from < end) {
             int lf = chunk.forEachByte(from, end - from, ByteProcessor.FIND_LF);
             if (lf < 0) {
-                return keepPartial(chunk, from, end - from);
+                return hold(chunk, from, end - from);
             }
             ByteBuf line;
-            if (partial != null && partial.isReadable()) {
-                if (!keepPartial(chunk, from, lf - from)) {
+            if (partial.readableBytes() > 0) {
+                if (!hold(chunk, from, lf - from)) {
                     return false;
                 }
-                line = partial;
+                line = partial.content();
             } else {
                 line = chunk.slice(from, lf - from);
             }
             from = lf + 1;
             boolean go = sink.onLine(stripCr(line));
-            if (partial != null) {
-                partial.clear();
-            }
+            partial.clear();
             if (!go) {
                 return false;
             }
@@ -59,27 +60,20 @@ final class LineReader {
 
     /** The body ended: a last line without LF, if any. */
     boolean finish(LineSink sink) {
-        if (partial != null && partial.isReadable()) {
-            boolean go = sink.onLine(stripCr(partial));
+        if (partial.readableBytes() > 0) {
+            boolean go = sink.onLine(stripCr(partial.content()));
             partial.clear();
             return go;
         }
         return true;
     }
 
-    private boolean keepPartial(ByteBuf chunk, int from, int length) {
-        int held = partial == null ? 0 : partial.readableBytes();
-        if (held + length > maxLineBytes) {
-            overflow = true;
+    private boolean hold(ByteBuf chunk, int from, int length) {
+        PartialEventBuffer.Outcome o = partial.append(chunk, from, length);
+        if (o != PartialEventBuffer.Outcome.OK) {
+            failure = o;
             return false;
         }
-        if (length == 0) {
-            return true;
-        }
-        if (partial == null) {
-            partial = Unpooled.buffer(Math.min(maxLineBytes, Math.max(256, length * 2)), maxLineBytes);
-        }
-        partial.writeBytes(chunk, from, length);
         return true;
     }
 
@@ -92,10 +86,7 @@ final class LineReader {
     }
 
     void release() {
-        if (partial != null) {
-            partial.release();
-            partial = null;
-        }
+        partial.release();
     }
 
     static boolean isBlank(ByteBuf line) {

@@ -16,12 +16,20 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.LastHttpContent;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One publishing request ({@code POST /v1/runs/{id}/events}) attached to its run: body chunks in, events appended
  * as each is cut out, one reply at the end (or an error that stops the body at the bad event).
  *
  * <p>Confined to the run's worker loop (the connection was moved there before this was made).
+ *
+ * <p>Limits: an event that spans body chunks is held by the splitter in pooled memory charged to the budget, at
+ * most {@code --max-event-bytes} (413 {@code event_too_large} past it, 503 {@code over_budget} when the budget
+ * cannot hold it). A request that delivers no event and no keep-alive (blank NDJSON line, SSE comment, whitespace
+ * between JSON elements) for {@code --run-idle-timeout} ends its run with {@code RUN_ERROR} {@code RUN_IDLE} and is
+ * answered 408 {@code run_idle}, so a stalled publisher cannot hold a run (and its publisher slot) forever.
  */
 public final class PublishSession implements EventSink {
     private final ChannelHandlerContext ctx;
@@ -33,8 +41,12 @@ public final class PublishSession implements EventSink {
     private final EventValidator validator = new EventValidator();
     private final boolean keepAlive;
     private final long maxEventBytes;
+    private final long idleTimeoutNanos;
     private long position;
     private boolean finished;
+    private boolean active;
+    private long lastActiveNanos;
+    private ScheduledFuture<?> idleCheck;
 
     private PublishSession(ChannelHandlerContext ctx, HttpRequest request, ServerContext server, RunRegistry registry,
             Run run, EventSplitter splitter, boolean keepAlive) {
@@ -46,6 +58,8 @@ public final class PublishSession implements EventSink {
         this.splitter = splitter;
         this.keepAlive = keepAlive;
         this.maxEventBytes = server.config().maxEventBytes();
+        this.idleTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(server.config().runIdleTimeoutMs());
+        this.lastActiveNanos = System.nanoTime();
     }
 
     /**
@@ -57,7 +71,7 @@ public final class PublishSession implements EventSink {
         HttpReplies replies = server.replies();
         Metrics metrics = server.metrics();
         EventSplitter splitter = EventSplitter.forContentType(request.headers().get(HttpHeaderNames.CONTENT_TYPE),
-                (int) server.config().maxEventBytes());
+                (int) server.config().maxEventBytes(), ctx.alloc(), server.budget());
         if (splitter == null) {
             metrics.refused(Refusal.UNSUPPORTED_MEDIA_TYPE);
             replies.error(ctx, request, Refusal.UNSUPPORTED_MEDIA_TYPE, HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE,
@@ -104,7 +118,36 @@ public final class PublishSession implements EventSink {
         run.publisher(session);
         registry.publisherAttached(run);
         metrics.publishersActive.increment();
+        session.scheduleIdleCheck(session.idleTimeoutNanos);
         return session;
+    }
+
+    private void scheduleIdleCheck(long delayNanos) {
+        idleCheck = registry.loop().schedule(this::checkIdle, delayNanos, TimeUnit.NANOSECONDS);
+    }
+
+    /** The idle timer: ends the run unless an event or keep-alive arrived within the timeout (then re-arms). */
+    private void checkIdle() {
+        idleCheck = null;
+        if (finished) {
+            return;
+        }
+        long idleNanos = System.nanoTime() - lastActiveNanos;
+        if (idleNanos < idleTimeoutNanos) {
+            scheduleIdleCheck(idleTimeoutNanos - idleNanos);
+            return;
+        }
+        finished = true;
+        run.flushReaders();
+        detach();
+        if (!run.isEnded()) {
+            server.metrics().runsIdled.increment();
+            registry.endWithError(run, "RUN_IDLE", "run idle: the publishing request sent no event");
+        }
+        server.replies().publishError(ctx, request, "run_idle", HttpResponseStatus.REQUEST_TIMEOUT,
+                "no event for " + TimeUnit.NANOSECONDS.toMillis(idleTimeoutNanos)
+                        + " ms (--run-idle-timeout): the run was ended with RUN_ERROR RUN_IDLE", position + 1,
+                run.id(), run.lastEventId());
     }
 
     /** A chunk of the body. Takes ownership of {@code content}. */
@@ -114,7 +157,12 @@ public final class PublishSession implements EventSink {
                 return;
             }
             ByteBuf buf = content.content();
-            if (buf.isReadable() && !splitter.feed(buf, this)) {
+            boolean go = !buf.isReadable() || splitter.feed(buf, this);
+            if (active) {
+                active = false;
+                lastActiveNanos = System.nanoTime();
+            }
+            if (!go) {
                 return;
             }
             if (content instanceof LastHttpContent && !finished) {
@@ -150,8 +198,14 @@ public final class PublishSession implements EventSink {
     }
 
     @Override
+    public void onKeepAlive() {
+        active = true;
+    }
+
+    @Override
     public boolean onEvent(ByteBuf json) {
         position++;
+        active = true;
         if (json.readableBytes() > maxEventBytes) {
             return failOversize();
         }
@@ -160,6 +214,10 @@ public final class PublishSession implements EventSink {
             case OK, OK_TERMINAL -> { }
             case MISSING_TYPE -> {
                 return fail(Refusal.BAD_REQUEST, "missing_type", HttpResponseStatus.BAD_REQUEST,
+                        validator.lastError());
+            }
+            case NOT_AN_OBJECT, BAD_UTF8, DUPLICATE_TYPE -> {
+                return fail(Refusal.BAD_REQUEST, "bad_event", HttpResponseStatus.BAD_REQUEST,
                         validator.lastError());
             }
             default -> {
@@ -182,6 +240,19 @@ public final class PublishSession implements EventSink {
     public void onOversizeEvent() {
         position++;
         failOversize();
+    }
+
+    @Override
+    public void onOverBudget() {
+        position++;
+        fail(Refusal.OVER_BUDGET, null, HttpResponseStatus.SERVICE_UNAVAILABLE,
+                "memory budget full: no room to hold the event being read");
+    }
+
+    @Override
+    public void onBadEvent(String message) {
+        position++;
+        fail(Refusal.BAD_REQUEST, "bad_event", HttpResponseStatus.BAD_REQUEST, message);
     }
 
     private boolean failOversize() {
@@ -221,6 +292,10 @@ public final class PublishSession implements EventSink {
     }
 
     private void detach() {
+        if (idleCheck != null) {
+            idleCheck.cancel(false);
+            idleCheck = null;
+        }
         if (run.publisher() == this) {
             run.publisher(null);
             server.metrics().publishersActive.decrement();
