@@ -168,13 +168,12 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             replies.send(ctx, request, r, false);
             return;
         }
-        String token = TokenExtractor.extract(request, query);
+        String token = TokenExtractor.extract(request, query, server.cors().allowsCredentials(request));
         AuthDecision decision = right == null ? server.authorizer().authorizeAny(token, route.runId())
                 : server.authorizer().authorize(token, route.runId(), right);
         if (decision == AuthDecision.UNAUTHENTICATED) {
             refuse(ctx, request, Refusal.UNAUTHENTICATED, "unauthenticated", HttpResponseStatus.UNAUTHORIZED,
-                    token == null ? "a token is required (Authorization: Bearer, ?access_token= or the "
-                            + "iqstream_token cookie)" : "the token is not valid", false);
+                    server.authorizer().refusalMessage(token), false);
             return;
         }
         if (decision == AuthDecision.FORBIDDEN) {
