@@ -77,7 +77,7 @@ public final class IqStreamServer implements AutoCloseable {
         Metrics metrics = new Metrics();
         Authorizer authorizer = Authorizer.create(new AuthSettings(config.authEnabled(), config.jwtSecret(),
                 config.jwtPublicKey(), config.jwks(), config.jwtIssuer(), config.jwtAudience(), Duration.ofSeconds(30),
-                100_000));
+                100_000, config.allowTokensWithoutExp()));
         EventLoopGroup acceptor = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("iqstream-accept"),
                 transport.ioHandlerFactory());
         EventLoopGroup workerGroup = new MultiThreadIoEventLoopGroup(config.workers(),

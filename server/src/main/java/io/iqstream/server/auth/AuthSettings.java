@@ -14,12 +14,13 @@ import java.time.Duration;
  * {@code jwksFile} ({@code --jwks}). {@code issuer} and {@code audience} are checked when not
  * null or blank. {@code clockSkew} widens {@code exp}/{@code nbf} (null: {@link #DEFAULT_CLOCK_SKEW});
  * it is used in whole seconds, rounded up. {@code cacheSize} bounds the verified-token cache
- * (0 turns the cache off).
+ * (0 turns the cache off). A token without {@code exp} is refused unless
+ * {@code allowTokensWithoutExp} ({@code --allow-tokens-without-exp}); then it never expires.
  *
  * <p>Immutable; any thread.
  */
 public record AuthSettings(boolean enabled, String hmacSecret, Path publicKeyPem, Path jwksFile,
-        String issuer, String audience, Duration clockSkew, int cacheSize) {
+        String issuer, String audience, Duration clockSkew, int cacheSize, boolean allowTokensWithoutExp) {
 
     /** Clock skew allowed on {@code exp} and {@code nbf} unless configured. */
     public static final Duration DEFAULT_CLOCK_SKEW = Duration.ofSeconds(30);
@@ -33,34 +34,40 @@ public record AuthSettings(boolean enabled, String hmacSecret, Path publicKeyPem
 
     /** {@code --auth none}: every request is allowed. */
     public static AuthSettings disabled() {
-        return new AuthSettings(false, null, null, null, null, null, DEFAULT_CLOCK_SKEW, 0);
+        return new AuthSettings(false, null, null, null, null, null, DEFAULT_CLOCK_SKEW, 0, false);
     }
 
     /** HS256/384/512 with the UTF-8 bytes of {@code secret}, no iss/aud checks, defaults otherwise. */
     public static AuthSettings hmac(String secret) {
-        return new AuthSettings(true, secret, null, null, null, null, DEFAULT_CLOCK_SKEW, DEFAULT_CACHE_SIZE);
+        return new AuthSettings(true, secret, null, null, null, null, DEFAULT_CLOCK_SKEW, DEFAULT_CACHE_SIZE, false);
     }
 
     /** The public key in a PEM file, no iss/aud checks, defaults otherwise. */
     public static AuthSettings publicKeyPem(Path pemFile) {
-        return new AuthSettings(true, null, pemFile, null, null, null, DEFAULT_CLOCK_SKEW, DEFAULT_CACHE_SIZE);
+        return new AuthSettings(true, null, pemFile, null, null, null, DEFAULT_CLOCK_SKEW, DEFAULT_CACHE_SIZE, false);
     }
 
     /** The public keys in a JWKS file, selected by {@code kid}, no iss/aud checks, defaults otherwise. */
     public static AuthSettings jwks(Path jwksFile) {
-        return new AuthSettings(true, null, null, jwksFile, null, null, DEFAULT_CLOCK_SKEW, DEFAULT_CACHE_SIZE);
+        return new AuthSettings(true, null, null, jwksFile, null, null, DEFAULT_CLOCK_SKEW, DEFAULT_CACHE_SIZE, false);
     }
 
     /** A copy that requires {@code iss == issuer} and {@code aud} to include {@code audience} (null: no check). */
     public AuthSettings withClaims(String requiredIssuer, String requiredAudience) {
         return new AuthSettings(enabled, hmacSecret, publicKeyPem, jwksFile, requiredIssuer, requiredAudience,
-                clockSkew, cacheSize);
+                clockSkew, cacheSize, allowTokensWithoutExp);
     }
 
     /** A copy with another clock skew and cache size. */
     public AuthSettings withLimits(Duration skew, int verifiedTokenCacheSize) {
         return new AuthSettings(enabled, hmacSecret, publicKeyPem, jwksFile, issuer, audience, skew,
-                verifiedTokenCacheSize);
+                verifiedTokenCacheSize, allowTokensWithoutExp);
+    }
+
+    /** A copy that accepts tokens without {@code exp} ({@code --allow-tokens-without-exp}) or not. */
+    public AuthSettings withTokensWithoutExp(boolean allowed) {
+        return new AuthSettings(enabled, hmacSecret, publicKeyPem, jwksFile, issuer, audience, clockSkew, cacheSize,
+                allowed);
     }
 
     /** Like the record's own, but never shows the secret. */
@@ -70,6 +77,7 @@ public record AuthSettings(boolean enabled, String hmacSecret, Path publicKeyPem
                 + ", hmacSecret=" + (hmacSecret == null ? "null" : "(" + hmacSecret.length() + " chars, hidden)")
                 + ", publicKeyPem=" + publicKeyPem + ", jwksFile=" + jwksFile
                 + ", issuer=" + issuer + ", audience=" + audience
-                + ", clockSkew=" + clockSkew + ", cacheSize=" + cacheSize + "]";
+                + ", clockSkew=" + clockSkew + ", cacheSize=" + cacheSize
+                + ", allowTokensWithoutExp=" + allowTokensWithoutExp + "]";
     }
 }

@@ -66,7 +66,8 @@ public final class Authorizer {
         }
         String issuer = blankToNull(settings.issuer());
         String audience = blankToNull(settings.audience());
-        TokenVerifier verifier = new TokenVerifier(keys, issuer, audience, skewSeconds, clock);
+        TokenVerifier verifier = new TokenVerifier(keys, issuer, audience, skewSeconds, clock,
+                settings.allowTokensWithoutExp());
         TokenCache cache = settings.cacheSize() == 0 ? null : new TokenCache(settings.cacheSize());
         StringBuilder text = new StringBuilder(keys.description());
         if (issuer != null) {
@@ -75,7 +76,8 @@ public final class Authorizer {
         if (audience != null) {
             text.append("; aud must include ").append(audience);
         }
-        text.append("; clock skew ").append(skewSeconds).append(" s; ")
+        text.append(settings.allowTokensWithoutExp() ? "; tokens without exp accepted" : "; exp required")
+                .append("; clock skew ").append(skewSeconds).append(" s; ")
                 .append(cache == null ? "no token cache" : "cache of " + settings.cacheSize() + " tokens");
         return new Authorizer(true, clock, verifier, cache, text.toString());
     }
@@ -147,13 +149,30 @@ public final class Authorizer {
         }
         verifications.increment();
         TokenVerifier.Verified verified = verifier.verify(token);
-        if (verified == null) {
+        if (!verified.isAccepted()) {
             return null;
         }
         if (cache != null && nowMs < verified.expiresAtMs()) {
             cache.put(token, verified.rights(), verified.expiresAtMs(), nowMs);
         }
         return verified.rights();
+    }
+
+    /**
+     * Why {@code token} is refused, for the body of a 401 answer: no token, a token without
+     * {@code exp}, an unknown key, or simply not valid. Called only after a request was found
+     * {@link AuthDecision#UNAUTHENTICATED}; it verifies the token again (the refusal path only, so
+     * the accepted path keeps its cost), and never triggers a key refresh.
+     */
+    public String refusalMessage(String token) {
+        if (token == null || token.isEmpty()) {
+            return TokenRefusal.MISSING.message();
+        }
+        if (!enabled || token.length() > MAX_TOKEN_CHARS) {
+            return TokenRefusal.INVALID.message();
+        }
+        TokenVerifier.Verified verified = verifier.verify(token);
+        return verified.isAccepted() ? TokenRefusal.INVALID.message() : verified.refusal().message();
     }
 
     /** Whether tokens are checked at all ({@code false} for {@code --auth none}). */

@@ -17,6 +17,11 @@ import java.util.List;
  * {@code Basic} is passed over for the next. The first token found is returned unchecked: a
  * bad one is refused by {@link Authorizer}, never swapped for a later source's.
  *
+ * <p>Security precondition: the cookie is ambient (a browser attaches it to requests a foreign
+ * page makes), so it is read only when the caller says the request may use credentials, that
+ * is when it has no {@code Origin} or one listed by name in {@code --cors-origin}. The header
+ * and the query parameter are explicit: whoever sends them knows the token.
+ *
  * <p>Stateless; any thread.
  */
 public final class TokenExtractor {
@@ -35,8 +40,10 @@ public final class TokenExtractor {
      * The request's token, or null if it presents none.
      *
      * @param query the request's decoded query (may be null: no query is looked at)
+     * @param cookieAllowed whether the {@code iqstream_token} cookie may be used (see the class
+     *     notes); when false a cookie is ignored as if absent
      */
-    public static String extract(HttpRequest request, QueryStringDecoder query) {
+    public static String extract(HttpRequest request, QueryStringDecoder query, boolean cookieAllowed) {
         HttpHeaders headers = request.headers();
         String authorization = headers.get(HttpHeaderNames.AUTHORIZATION);
         if (authorization != null) {
@@ -54,6 +61,9 @@ public final class TokenExtractor {
                     }
                 }
             }
+        }
+        if (!cookieAllowed) {
+            return null;
         }
         for (String cookieHeader : headers.getAll(HttpHeaderNames.COOKIE)) {
             if (cookieHeader.contains(COOKIE_NAME)) {

@@ -14,8 +14,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Verifies a JWT with jjwt and reads its rights: signature by a {@link KeyRing} key (unsigned
  * tokens, JWE and algorithm confusion refused), {@code exp}/{@code nbf} within the clock skew,
- * and {@code iss}/{@code aud} when configured. A token without {@code exp} is accepted and
- * never expires.
+ * and {@code iss}/{@code aud} when configured. A token without {@code exp} is refused
+ * ({@link TokenRefusal#EXP_REQUIRED}) unless the settings allow it; then it never expires.
  *
  * <p>Any thread: the jjwt parser is immutable and thread-safe. A token that fails is a null
  * result, logged at debug level, never an exception.
@@ -24,20 +24,42 @@ final class TokenVerifier {
 
     private static final Logger LOG = LoggerFactory.getLogger(TokenVerifier.class);
 
-    /** A verified token: its rights and the epoch millisecond from which it is no longer accepted. */
-    record Verified(Rights rights, long expiresAtMs) {
+    /**
+     * The outcome of one verification: the token's rights and the epoch millisecond from which it
+     * is no longer accepted, or (rights null) why it was refused.
+     */
+    record Verified(Rights rights, long expiresAtMs, TokenRefusal refusal) {
+        private static final Verified[] REFUSED = new Verified[TokenRefusal.values().length];
+
+        static {
+            for (TokenRefusal r : TokenRefusal.values()) {
+                REFUSED[r.ordinal()] = new Verified(null, 0, r);
+            }
+        }
+
+        /** The shared outcome for a refusal (no allocation). */
+        static Verified refused(TokenRefusal reason) {
+            return REFUSED[reason.ordinal()];
+        }
+
+        boolean isAccepted() {
+            return refusal == null;
+        }
     }
 
     private final JwtParser parser;
     private final long clockSkewMs;
+    private final boolean allowWithoutExp;
 
     /**
      * @param issuer required {@code iss}, or null
      * @param audience a value {@code aud} must hold, or null
      * @param clockSkewSeconds allowed skew on {@code exp} and {@code nbf}
      * @param clock the time tokens are checked against
+     * @param allowWithoutExp whether a token without {@code exp} is accepted (it then never expires)
      */
-    TokenVerifier(KeyRing keys, String issuer, String audience, long clockSkewSeconds, Clock clock) {
+    TokenVerifier(KeyRing keys, String issuer, String audience, long clockSkewSeconds, Clock clock,
+            boolean allowWithoutExp) {
         JwtParserBuilder builder = Jwts.parser()
                 .keyLocator(keys)
                 .json(new JacksonDeserializer<>())
@@ -51,9 +73,10 @@ final class TokenVerifier {
         }
         this.parser = builder.build();
         this.clockSkewMs = clockSkewSeconds * 1000;
+        this.allowWithoutExp = allowWithoutExp;
     }
 
-    /** The token's rights and expiry, or null when it is not valid now. */
+    /** The token's rights and expiry, or why it is not valid now. */
     Verified verify(String token) {
         Claims claims;
         try {
@@ -62,16 +85,20 @@ final class TokenVerifier {
             if (LOG.isDebugEnabled()) {
                 LOG.debug("token refused: {}", printable(e.getMessage()));
             }
-            return null;
+            return Verified.refused(TokenRefusal.INVALID);
         } catch (RuntimeException e) {
             // jjwt is meant to answer hostile input with a JwtException; anything else is
             // a bug there or here, but the token is still not verified: refuse it.
             LOG.warn("token refused after an unexpected {} (a bug worth reporting)", e.getClass().getName(), e);
-            return null;
+            return Verified.refused(TokenRefusal.INVALID);
         }
         Date exp = claims.getExpiration();
+        if (exp == null && !allowWithoutExp) {
+            LOG.debug("token refused: it has no exp claim");
+            return Verified.refused(TokenRefusal.EXP_REQUIRED);
+        }
         long expiresAtMs = exp == null ? Long.MAX_VALUE : saturatedAdd(exp.getTime(), clockSkewMs);
-        return new Verified(Rights.fromClaim(claims.get(Rights.CLAIM)), expiresAtMs);
+        return new Verified(Rights.fromClaim(claims.get(Rights.CLAIM)), expiresAtMs, null);
     }
 
     private static long saturatedAdd(long a, long b) {

@@ -31,7 +31,8 @@ public enum Flag {
     HEARTBEAT("heartbeat", "15s", "SSE comment interval on an idle stream"),
     RETRY("retry", "1000ms", "SSE retry: field sent to browsers"),
     DRAIN_TIMEOUT("drain-timeout", "60s", "how long SIGTERM waits for running runs to finish"),
-    CORS_ORIGIN("cors-origin", "", "allowed browser origins, comma-separated, or * (default: none)"),
+    CORS_ORIGIN("cors-origin", "", "allowed browser origins, comma-separated, or * for any origin without "
+            + "credentials: the iqstream_token cookie counts only with no Origin or one listed by name (default: none)"),
     HEADER_TIMEOUT("header-timeout", "10s", "a request's line and headers must arrive whole within this (else 408, closed)"),
     IDLE_TIMEOUT("idle-timeout", "60s", "a keep-alive connection with no request in flight is closed after this"),
     MAX_CONNECTIONS("max-connections", "", "connections held at once; above it new ones are closed at once "
@@ -39,7 +40,7 @@ public enum Flag {
     ADMIN_PORT("admin-port", "", "also serve /healthz, /readyz and /metrics on this port (keep it private; "
             + "default: off)"),
     ALLOW_TOKENS_WITHOUT_EXP("allow-tokens-without-exp", "false", "accept tokens that have no exp claim "
-            + "(they never expire)"),
+            + "(they never expire; without this flag they get 401, exp is required)"),
     DEMO("demo", "false", "serve the demo chat page at /demo (always on in dev mode)"),
     LOG_LEVEL("log-level", "info", "error, warn, info or debug (refused requests are logged at debug)");
 

@@ -174,13 +174,13 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         // the target is well-formed (checked above), so Netty's decoder cannot throw on it
-        String token = TokenExtractor.extract(request, new QueryStringDecoder(request.uri()));
+        String token = TokenExtractor.extract(request, new QueryStringDecoder(request.uri()),
+                server.cors().allowsCredentials(request));
         AuthDecision decision = right == null ? server.authorizer().authorizeAny(token, route.runId())
                 : server.authorizer().authorize(token, route.runId(), right);
         if (decision == AuthDecision.UNAUTHENTICATED) {
             refuse(ctx, request, Refusal.UNAUTHENTICATED, "unauthenticated", HttpResponseStatus.UNAUTHORIZED,
-                    token == null ? "a token is required (Authorization: Bearer, ?access_token= or the "
-                            + "iqstream_token cookie)" : "the token is not valid", false);
+                    server.authorizer().refusalMessage(token), false);
             return;
         }
         if (decision == AuthDecision.FORBIDDEN) {

@@ -44,16 +44,16 @@ class KeyConfigurationTest {
 
     @Test
     void refusesNoKeyAndSeveralKeys() {
-        assertMentions(refusal(new AuthSettings(true, null, null, null, null, null, null, 10)),
+        assertMentions(refusal(new AuthSettings(true, null, null, null, null, null, null, 10, false)),
                 "no key is configured", "--jwt-secret", "--jwt-public-key", "--jwks");
-        assertMentions(refusal(new AuthSettings(true, "", null, null, null, null, null, 10)), "no key is configured");
-        assertMentions(refusal(new AuthSettings(true, TokenFixtures.SECRET_32, dir.resolve("k.pem"), null, null, null, null, 10)),
+        assertMentions(refusal(new AuthSettings(true, "", null, null, null, null, null, 10, false)), "no key is configured");
+        assertMentions(refusal(new AuthSettings(true, TokenFixtures.SECRET_32, dir.resolve("k.pem"), null, null, null, null, 10, false)),
                 "several JWT key sources", "--jwt-secret --jwt-public-key)", "exactly one");
     }
 
     @Test
     void disabledAuthNeedsNoKey() {
-        Authorizer off = Authorizer.create(new AuthSettings(false, null, null, null, null, null, null, 0));
+        Authorizer off = Authorizer.create(new AuthSettings(false, null, null, null, null, null, null, 0, false));
         assertEquals(AuthDecision.ALLOWED, off.authorize(null, "r", Right.PUBLISH));
     }
 

@@ -22,7 +22,12 @@ class TokenClaimsTest {
     private final Object subscribeAll = rights(List.of(), List.of("*"));
     private final AuthSettings settings = AuthSettings.hmac(TokenFixtures.SECRET_64).withLimits(Duration.ofSeconds(30), 0);
 
+    /** A token with the subscribe right and an expiry an hour away. */
     private JwtBuilder token() {
+        return tokenWithoutExp().expiration(Date.from(now.plusSeconds(3600)));
+    }
+
+    private JwtBuilder tokenWithoutExp() {
         return Jwts.builder().claim("iqstream", subscribeAll).issuedAt(Date.from(now));
     }
 
@@ -67,9 +72,21 @@ class TokenClaimsTest {
     }
 
     @Test
-    void acceptsTokenWithoutExpiry() {
+    void refusesTokenWithoutExpiryByDefaultSayingExpIsRequired() {
         Authorizer authorizer = Authorizer.create(settings, clock);
-        String token = signed(token());
+        String token = signed(tokenWithoutExp());
+        assertEquals(AuthDecision.UNAUTHENTICATED, check(authorizer, token));
+        assertTrue(authorizer.refusalMessage(token).contains("exp is required"), authorizer.refusalMessage(token));
+        assertTrue(authorizer.refusalMessage(token).contains("--allow-tokens-without-exp"));
+        assertEquals(TokenRefusal.INVALID.message(), authorizer.refusalMessage(signed(token()) + "x"));
+        assertEquals(TokenRefusal.MISSING.message(), authorizer.refusalMessage(null));
+        assertTrue(authorizer.describe().contains("exp required"), authorizer.describe());
+    }
+
+    @Test
+    void acceptsTokenWithoutExpiryWhenAllowedAndItNeverExpires() {
+        Authorizer authorizer = Authorizer.create(settings.withTokensWithoutExp(true), clock);
+        String token = signed(tokenWithoutExp());
         assertEquals(AuthDecision.ALLOWED, check(authorizer, token));
         clock.advance(Duration.ofDays(3650));
         assertEquals(AuthDecision.ALLOWED, check(authorizer, token));

@@ -27,7 +27,7 @@ class TokenExtractorTest {
 
     private static String extract(String uri, String authorization, String cookie) {
         HttpRequest request = request(uri, authorization, cookie);
-        return TokenExtractor.extract(request, new QueryStringDecoder(request.uri()));
+        return TokenExtractor.extract(request, new QueryStringDecoder(request.uri()), true);
     }
 
     @Test
@@ -73,7 +73,18 @@ class TokenExtractorTest {
 
     @Test
     void cookieIsFoundWithoutAQueryDecoder() {
-        assertEquals("c.c.c", TokenExtractor.extract(request("/?access_token=q", null, "iqstream_token=c.c.c"), null));
+        assertEquals("c.c.c", TokenExtractor.extract(request("/?access_token=q", null, "iqstream_token=c.c.c"), null, true));
+    }
+
+    @Test
+    void cookieIsIgnoredWhenTheCallerDisallowsCredentials() {
+        HttpRequest request = request("/v1/runs/r/events", null, "iqstream_token=c.c.c");
+        assertNull(TokenExtractor.extract(request, new QueryStringDecoder(request.uri()), false));
+        HttpRequest withQuery = request("/v1/runs/r/events?access_token=q.q.q", "Bearer h.h.h", "iqstream_token=c.c.c");
+        assertEquals("h.h.h", TokenExtractor.extract(withQuery, new QueryStringDecoder(withQuery.uri()), false),
+                "explicit sources still count");
+        HttpRequest queryOnly = request("/v1/runs/r/events?access_token=q.q.q", null, "iqstream_token=c.c.c");
+        assertEquals("q.q.q", TokenExtractor.extract(queryOnly, new QueryStringDecoder(queryOnly.uri()), false));
     }
 
     @Test
