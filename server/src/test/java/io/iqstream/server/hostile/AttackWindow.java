@@ -21,6 +21,7 @@ final class AttackWindow implements AutoCloseable {
 
     /** Starts the health watch and an honest run, and returns once the run is under way. */
     static AttackWindow open(HostileServer server) throws Exception {
+        warmUp(server);
         HealthWatch watch = HealthWatch.start(server);
         try {
             return new AttackWindow(server, watch, HonestRun.start(server, "honest-" + (++runs) + "-"
@@ -33,7 +34,17 @@ final class AttackWindow implements AutoCloseable {
 
     /** Starts the health watch only (for attacks that leave no room for a run, such as a refused start). */
     static AttackWindow openWithoutRun(HostileServer server) {
+        warmUp(server);
         return new AttackWindow(server, HealthWatch.start(server), null);
+    }
+
+    /** One probe before the watch starts, so the first timed one does not pay for class loading. */
+    private static void warmUp(HostileServer server) {
+        try {
+            RawHttp.get(server.healthPort(), "/healthz");
+        } catch (Exception | AssertionError e) {
+            // the watch will record it
+        }
     }
 
     void assertSurvived() throws InterruptedException {

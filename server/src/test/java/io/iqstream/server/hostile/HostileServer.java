@@ -193,6 +193,13 @@ final class HostileServer implements AutoCloseable {
         assertTrue(process.isAlive(), "the server process exited (" + exitStatus() + "):\n" + tail());
     }
 
+    /** One line for failure messages: alive or how it exited, and its first out-of-memory line if any. */
+    String describe() {
+        List<String> oom = outOfMemoryLines();
+        return "[server " + exitStatus() + (oom.isEmpty() ? "" : ", " + oom.size() + " out-of-memory lines, first: "
+                + oom.get(0)) + "]";
+    }
+
     /** The value of an unlabelled metric line, or -1 when /metrics does not have it. */
     long metric(String name) throws IOException {
         RawHttp.Response r = RawHttp.get(healthPort(), "/metrics");
