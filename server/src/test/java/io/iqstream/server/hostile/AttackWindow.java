@@ -1,0 +1,63 @@
+package io.iqstream.server.hostile;
+
+/**
+ * The span of one attack: {@link HealthWatch} probing throughout and, where asked, an {@link HonestRun}
+ * streaming beside it. {@link #assertSurvived} checks what every hostile test must end with: the honest run
+ * delivered whole, /healthz under a second all along, no out-of-memory line, the process alive.
+ * Confined to the test's thread.
+ */
+final class AttackWindow implements AutoCloseable {
+    private static int runs;
+
+    private final HostileServer server;
+    private final HealthWatch watch;
+    private final HonestRun honest;
+
+    private AttackWindow(HostileServer server, HealthWatch watch, HonestRun honest) {
+        this.server = server;
+        this.watch = watch;
+        this.honest = honest;
+    }
+
+    /** Starts the health watch and an honest run, and returns once the run is under way. */
+    static AttackWindow open(HostileServer server) throws Exception {
+        warmUp(server);
+        HealthWatch watch = HealthWatch.start(server);
+        try {
+            return new AttackWindow(server, watch, HonestRun.start(server, "honest-" + (++runs) + "-"
+                    + Long.toHexString(System.nanoTime())));
+        } catch (Exception | AssertionError e) {
+            watch.stop();
+            throw e;
+        }
+    }
+
+    /** Starts the health watch only (for attacks that leave no room for a run, such as a refused start). */
+    static AttackWindow openWithoutRun(HostileServer server) {
+        warmUp(server);
+        return new AttackWindow(server, HealthWatch.start(server), null);
+    }
+
+    /** One probe before the watch starts, so the first timed one does not pay for class loading. */
+    private static void warmUp(HostileServer server) {
+        try {
+            RawHttp.get(server.healthPort(), "/healthz");
+        } catch (Exception | AssertionError e) {
+            // the watch will record it
+        }
+    }
+
+    void assertSurvived() throws InterruptedException {
+        server.assertSound();
+        if (honest != null) {
+            honest.assertWhole();
+        }
+        watch.assertHealthy();
+        server.assertSound();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        watch.stop();
+    }
+}

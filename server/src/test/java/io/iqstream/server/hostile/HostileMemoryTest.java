@@ -1,0 +1,292 @@
+package io.iqstream.server.hostile;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.iqstream.server.testing.Tokens;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 8, items 2a, 2b, 2c and 3: an authorized publisher or a crowd of subscribers trying to make the server hold
+ * more than its {@code --memory-budget 16m} — in a partial event, in partial lines, in the per-event index, in
+ * unpacked copies of a compressed log. Each attack must end in 413 or 503 refusals (never a reset), with no
+ * OutOfMemoryError of heap or direct memory, the process alive, /readyz telling the truth and an honest run
+ * streaming whole beside it. Each test has its own server, sized as the launcher sizes one for a 16 MiB budget.
+ */
+class HostileMemoryTest {
+    private static final Set<String> REFUSALS = Set.of("413 event_too_large", "413 run_too_large", "503 over_budget");
+
+    private final String token = Tokens.admin();
+
+    // item 2a
+
+    @Test
+    void unterminatedStringInAJsonArrayIsRefusedAtTheEventCap() throws Exception {
+        try (HostileServer server = HostileServer.start(); AttackWindow w = AttackWindow.open(server);
+                ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            byte[] fill = RawHttp.chunk("a".repeat(64 * 1024));
+            List<Future<String>> outcomes = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                String run = "string-" + i;
+                outcomes.add(pool.submit(() -> {
+                    try (Push p = Push.start(server.port(), RawHttp.publishHead(run, "application/json", token),
+                            RawHttp.chunk("[\""), fill, 12L << 20, true)) {
+                        return p.outcome(30_000);
+                    }
+                }));
+            }
+            for (Future<String> f : outcomes) {
+                String outcome = f.get(60, TimeUnit.SECONDS);
+                assertTrue(outcome.equals("413 event_too_large") || outcome.equals("503 over_budget"),
+                        "a 12 MB string element: " + outcome + " " + server.describe());
+            }
+            w.assertSurvived();
+            assertReadyzTellsTheTruth(server);
+        }
+    }
+
+    // item 2b
+
+    @Test
+    void unfinishedNdjsonLinesAreChargedToTheBudget() throws Exception {
+        try (HostileServer server = HostileServer.start(); AttackWindow w = AttackWindow.open(server)) {
+            byte[] fill = RawHttp.chunk("{\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\"" + "b".repeat(64 * 1024));
+            List<Push> pushes = new ArrayList<>();
+            try {
+                for (int i = 0; i < 70; i++) {
+                    pushes.add(Push.start(server.port(), RawHttp.publishHead("line-" + i, "application/x-ndjson",
+                            token), new byte[0], fill, 950_000, false));
+                }
+                long deadline = System.nanoTime() + 5_000_000_000L;
+                List<String> outcomes = new ArrayList<>();
+                for (Push p : pushes) {
+                    outcomes.add(p.outcomeBy(deadline));
+                }
+                long refused = outcomes.stream().filter(o -> o.startsWith("503")).count();
+                List<String> wrong = outcomes.stream().filter(o -> !o.equals("held") && !REFUSALS.contains(o)).toList();
+                assertTrue(wrong.isEmpty(), "70 publishers holding 0.95 MB partial lines: " + wrong.size()
+                        + " answered neither 503 nor 413: " + wrong.subList(0, Math.min(3, wrong.size())) + " "
+                        + server.describe());
+                assertTrue(refused > 0, "70 x 0.95 MB of partial lines fit a 16 MiB budget? outcomes " + outcomes);
+                server.assertSound();
+            } finally {
+                for (Push p : pushes) {
+                    p.close();
+                }
+            }
+            w.assertSurvived();
+            awaitReady(server);
+        }
+    }
+
+    // item 2c
+
+    @Test
+    void millionEventRunsAreChargedForTheirIndex() throws Exception {
+        try (HostileServer server = HostileServer.start(); AttackWindow w = AttackWindow.open(server);
+                ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            String line = "{\"type\":\"X\"}\n";
+            byte[] fill = RawHttp.chunk(line.repeat(65_536 / line.length()));
+            List<Future<String>> outcomes = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                String run = "million-" + i;
+                outcomes.add(pool.submit(() -> {
+                    try (Push p = Push.start(server.port(), RawHttp.publishHead(run, "application/x-ndjson", token),
+                            new byte[0], fill, 1_000_000L * line.length(), true)) {
+                        return p.outcome(90_000);
+                    }
+                }));
+            }
+            for (Future<String> f : outcomes) {
+                String outcome = f.get(120, TimeUnit.SECONDS);
+                assertTrue(outcome.equals("200") || REFUSALS.contains(outcome), "a run of 1,000,000 events: "
+                        + outcome + " " + server.describe());
+            }
+            w.assertSurvived();
+            assertReadyzTellsTheTruth(server);
+        }
+    }
+
+    // item 3
+
+    @Test
+    void resumersThatNeverReadShareOneCountedUnpackedCopy() throws Exception {
+        try (HostileServer server = HostileServer.start(); AttackWindow w = AttackWindow.open(server)) {
+            StringBuilder body = new StringBuilder();
+            String filler = "a".repeat(1_000_000);
+            for (int i = 0; i < 30; i++) {
+                body.append("{\"type\":\"TOOL_CALL_RESULT\",\"messageId\":\"z\",\"content\":\"").append(filler)
+                        .append("\"}\n");
+            }
+            RawHttp.Response zip = RawHttp.exchange(server.port(), RawHttp.publish("zip", "application/x-ndjson", token,
+                    body.toString().getBytes(StandardCharsets.UTF_8)), 60_000);
+            assertEquals(200, zip.status(), "30 compressible 1 MB events: " + zip);
+            List<Socket> readers = new ArrayList<>();
+            try {
+                for (int i = 0; i < 60; i++) {
+                    Socket s = new Socket();
+                    s.setReceiveBufferSize(4096);
+                    s.connect(new InetSocketAddress(RawHttp.HOST, server.port()), 5_000);
+                    RawHttp.write(s, "GET /v1/runs/zip/events HTTP/1.1\r\nHost: 127.0.0.1\r\nLast-Event-ID: 0\r\n"
+                            + "Authorization: Bearer " + token + "\r\n\r\n");
+                    readers.add(s);
+                }
+                List<String> statuses = new ArrayList<>();
+                for (Socket s : readers) {
+                    statuses.add(statusLine(s));
+                }
+                assertTrue(statuses.stream().allMatch(st -> st.startsWith("HTTP/1.1 200") || st.startsWith("HTTP/1.1 503")),
+                        "60 resumers from event 0: " + statuses + " " + server.describe());
+                server.assertSound();
+                Random rnd = new Random(3);
+                StringBuilder other = new StringBuilder("{\"type\":\"RUN_STARTED\"}\n");
+                for (int i = 0; i < 5; i++) {
+                    byte[] noise = new byte[100_000];
+                    for (int j = 0; j < noise.length; j++) {
+                        noise[j] = (byte) ('A' + rnd.nextInt(26));
+                    }
+                    other.append("{\"type\":\"TOOL_CALL_RESULT\",\"content\":\"")
+                            .append(new String(noise, StandardCharsets.US_ASCII)).append("\"}\n");
+                }
+                other.append("{\"type\":\"RUN_FINISHED\"}\n");
+                String ready = RawHttp.get(server.port(), "/readyz").status() + "";
+                RawHttp.Response r = RawHttp.exchange(server.port(), RawHttp.publish("other", "application/x-ndjson",
+                        token, other.toString().getBytes(StandardCharsets.UTF_8)), 30_000);
+                assertTrue(r.status() == 200 || r.status() == 503 && "over_budget".equals(r.error()),
+                        "another run published while 60 resumers hold the log (readyz " + ready + "): " + r + " "
+                        + server.describe());
+                if (ready.equals("200")) {
+                    assertEquals(200, r.status(), "/readyz said ready but a new run was refused: " + r);
+                }
+                server.assertSound();
+            } finally {
+                for (Socket s : readers) {
+                    s.close();
+                }
+            }
+            w.assertSurvived();
+        }
+    }
+
+    /** /readyz 200 means a new small run is admitted; a small run refused 503 means /readyz says 503. */
+    private void assertReadyzTellsTheTruth(HostileServer server) throws IOException {
+        int ready = RawHttp.get(server.port(), "/readyz").status();
+        RawHttp.Response small = RawHttp.exchange(server.port(), RawHttp.publish("probe-" + System.nanoTime(),
+                "application/x-ndjson", token, "{\"type\":\"RUN_STARTED\"}\n{\"type\":\"RUN_FINISHED\"}\n"
+                        .getBytes(StandardCharsets.UTF_8)), 10_000);
+        if (ready == 200) {
+            assertEquals(200, small.status(), "/readyz said ready, a small run got " + small);
+        } else {
+            assertEquals(503, ready, "/readyz");
+        }
+        if (small.status() == 503) {
+            assertEquals(503, RawHttp.get(server.port(), "/readyz").status(), "a small run refused while /readyz says 200");
+        }
+    }
+
+    private static void awaitReady(HostileServer server) throws Exception {
+        long deadline = System.nanoTime() + 15_000_000_000L;
+        int status = 0;
+        while (System.nanoTime() < deadline && status != 200) {
+            status = RawHttp.get(server.port(), "/readyz").status();
+            Thread.sleep(100);
+        }
+        assertEquals(200, status, "/readyz ready again once the attackers left");
+    }
+
+    /** The status line, read without reading any further (the socket's tiny buffer then fills). */
+    private static String statusLine(Socket s) throws IOException {
+        s.setSoTimeout(10_000);
+        InputStream in = s.getInputStream();
+        ByteArrayOutputStream line = new ByteArrayOutputStream();
+        int b;
+        while ((b = in.read()) != -1 && b != '\n') {
+            line.write(b);
+        }
+        return line.toString(StandardCharsets.US_ASCII).trim();
+    }
+
+    /**
+     * One hostile publish: the head, a prefix chunk, then {@code fill} again and again until {@code fillBytes} are
+     * sent or the server answers (or stops reading), then optionally the end of the body. A virtual thread reads
+     * the answer meanwhile, so a refusal sent mid-body is seen even if the server then resets the connection.
+     */
+    private static final class Push implements AutoCloseable {
+        private final Socket socket;
+        private final ExecutorService reader = Executors.newVirtualThreadPerTaskExecutor();
+        private final Future<RawHttp.Response> answer;
+
+        private Push(Socket socket) {
+            this.socket = socket;
+            this.answer = reader.submit(() -> RawHttp.read(socket, 120_000));
+        }
+
+        static Push start(int port, String head, byte[] prefix, byte[] fill, long fillBytes, boolean end)
+                throws IOException {
+            Push p = new Push(RawHttp.connect(port));
+            try {
+                RawHttp.write(p.socket, head);
+                if (prefix.length > 0) {
+                    RawHttp.write(p.socket, prefix);
+                }
+                for (long sent = 0; sent < fillBytes && !p.answer.isDone(); sent += fill.length) {
+                    RawHttp.write(p.socket, fill);
+                }
+                if (end && !p.answer.isDone()) {
+                    RawHttp.write(p.socket, "0\r\n\r\n");
+                }
+            } catch (IOException e) {
+                // the server closed or reset the connection: the reader says what it answered, if anything
+            }
+            return p;
+        }
+
+        /** "STATUS error" of the answer within {@code timeoutMs}, or what went wrong instead. */
+        String outcome(long timeoutMs) {
+            return outcomeBy(System.nanoTime() + timeoutMs * 1_000_000L);
+        }
+
+        /** As {@link #outcome}, with "held" when no answer came by the deadline and the connection is open. */
+        String outcomeBy(long deadlineNanos) {
+            try {
+                RawHttp.Response r = answer.get(Math.max(1, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+                assertNotNull(r);
+                if (r.status() == 503 && r.header("Retry-After") == null) {
+                    return "503 without Retry-After";
+                }
+                return r.status() + (r.error() == null ? "" : " " + r.error());
+            } catch (TimeoutException e) {
+                return "held";
+            } catch (ExecutionException e) {
+                return String.valueOf(e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return e.toString();
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+            reader.shutdownNow();
+        }
+    }
+
+}
