@@ -80,11 +80,11 @@ class HostileConnectionsTest {
                     sockets.add(RawHttp.connect(server.port()));
                 }
                 int closed = countClosed(sockets, 3_000);
-                assertTrue(closed >= OVER - 5 && closed <= OVER + 5, closed + " of " + sockets.size()
+                assertTrue(closed >= OVER - 10 && closed <= OVER + 10, closed + " of " + sockets.size()
                         + " connections closed at once with --max-connections " + MAX_CONNECTIONS
                         + " (about " + OVER + " expected)");
                 long refused = server.metric("iqstream_connections_refused_total");
-                assertTrue(refused >= OVER - 5, "iqstream_connections_refused_total is " + refused);
+                assertTrue(refused >= OVER - 10, "iqstream_connections_refused_total is " + refused);
                 assertTrue(server.metric("iqstream_connections_open") >= 0, "iqstream_connections_open exported");
             } finally {
                 closeAll(sockets);

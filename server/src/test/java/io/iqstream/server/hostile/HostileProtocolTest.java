@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
  * /healthz keeps answering. One server for the class, started again if an attack killed it.
  */
 class HostileProtocolTest {
-    private static final String RUN_IDLE = "2s";
-    private static final long RUN_IDLE_MS = 2_000;
+    private static final String RUN_IDLE = "3s";
+    private static final long RUN_IDLE_MS = 3_000;
     private static HostileServer server;
     private static int seq;
 
@@ -78,6 +78,7 @@ class HostileProtocolTest {
                 RawHttp.write(pub, RawHttp.chunk("{\"type\":\"RUN_STARTED\"}\n{\"type\":\"STEP_STARTED\"}\n"));
                 awaitEvents(run, 2);
                 for (String beyond : new String[] {"3", "2147483647"}) {
+                    RawHttp.write(pub, RawHttp.chunk("\n")); // activity, so --run-idle-timeout cannot end the run
                     RawHttp.Response r = RawHttp.get(port(), "/v1/runs/" + run + "/events", auth(),
                             "Last-Event-ID: " + beyond);
                     assertEquals(400, r.status(), "Last-Event-ID " + beyond + " on an open run of 2: " + r);
@@ -144,7 +145,7 @@ class HostileProtocolTest {
                 try (Socket pub = RawHttp.connect(port())) {
                     RawHttp.write(pub, RawHttp.publishHead(run, kind[0], token));
                     RawHttp.write(pub, RawHttp.chunk(kind[1]));
-                    long until = System.nanoTime() + 2 * RUN_IDLE_MS * 1_000_000L;
+                    long until = System.nanoTime() + RUN_IDLE_MS * 3 / 2 * 1_000_000L;
                     while (System.nanoTime() < until) {
                         RawHttp.write(pub, RawHttp.chunk(kind[2]));
                         Thread.sleep(RUN_IDLE_MS / 8);
