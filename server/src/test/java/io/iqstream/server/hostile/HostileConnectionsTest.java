@@ -83,7 +83,7 @@ class HostileConnectionsTest {
                 assertTrue(closed >= OVER - 10 && closed <= OVER + 10, closed + " of " + sockets.size()
                         + " connections closed at once with --max-connections " + MAX_CONNECTIONS
                         + " (about " + OVER + " expected)");
-                long refused = server.metric("iqstream_connections_refused_total");
+                long refused = server.metric("iqstream_connections_refused_total{reason=\"max_connections\"}");
                 assertTrue(refused >= OVER - 10, "iqstream_connections_refused_total is " + refused);
                 assertTrue(server.metric("iqstream_connections_open") >= 0, "iqstream_connections_open exported");
             } finally {

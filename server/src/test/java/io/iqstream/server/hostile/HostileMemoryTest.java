@@ -43,20 +43,25 @@ class HostileMemoryTest {
                 ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
             byte[] fill = RawHttp.chunk("a".repeat(64 * 1024));
             List<Future<String>> outcomes = new ArrayList<>();
-            for (int i = 0; i < 2; i++) {
+            // a bare string element (refused as not an event at its first byte, or at the cap) and an object
+            // element whose string member never ends (must be cut at --max-event-bytes, not read whole)
+            String[] openings = {"[\"", "[{\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\""};
+            for (int i = 0; i < openings.length; i++) {
                 String run = "string-" + i;
+                byte[] opening = RawHttp.chunk(openings[i]);
                 outcomes.add(pool.submit(() -> {
                     try (Push p = Push.start(server.port(), RawHttp.publishHead(run, "application/json", token),
-                            RawHttp.chunk("[\""), fill, 12L << 20, false)) {
+                            opening, fill, 12L << 20, false)) {
                         return p.outcome(15_000);
                     }
                 }));
             }
-            for (Future<String> f : outcomes) {
-                String outcome = f.get(60, TimeUnit.SECONDS);
-                assertTrue(outcome.equals("413 event_too_large") || outcome.equals("503 over_budget"),
-                        "a 12 MB string element: " + outcome + " " + server.describe());
-            }
+            String bare = outcomes.get(0).get(60, TimeUnit.SECONDS);
+            assertTrue(bare.equals("400 bad_event") || bare.equals("413 event_too_large")
+                    || bare.equals("503 over_budget"), "a 12 MB bare string element: " + bare + " " + server.describe());
+            String member = outcomes.get(1).get(60, TimeUnit.SECONDS);
+            assertTrue(member.equals("413 event_too_large") || member.equals("503 over_budget"),
+                    "an object whose 12 MB string never ends: " + member + " " + server.describe());
             w.assertSurvived();
             assertReadyzTellsTheTruth(server);
         }
