@@ -8,16 +8,19 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.Stream;
 
 /**
  * The connections a listener may hold at once. Any thread: one atomic counter shared by every connection of the
  * listener, touched twice per connection (accept, close), never per request. When full, {@link #tryAcquire}
  * answers false, counts the refusal, and the caller closes the new connection at once.
  *
- * <p>The main port's default cap comes from the process's file limit ({@code RLIMIT_NOFILE}, soft) less a
- * reserve for what the server itself holds (listeners, each event loop's epoll/event fds, jars, logs, the admin
- * port's connections), so the acceptor never meets {@code EMFILE} and the admin port keeps a descriptor to
- * answer {@code /healthz} with.
+ * <p>The main port's default cap comes from the process's file limit ({@code RLIMIT_NOFILE}, soft) less what the
+ * server itself holds: the descriptors already open when it is computed (jars, listeners, each event loop's
+ * epoll/event fds), the admin port's connections, and a reserve for what opens later (jars loaded lazily, logs).
+ * So the acceptor does not meet {@code EMFILE} and the admin port keeps a descriptor to answer {@code /healthz}
+ * with. (Meeting {@code EMFILE} is worse than a refused accept: a class loaded for the first time from a
+ * directory cannot be opened, and the JVM then fails that class for good.)
  */
 public final class ConnectionSlots {
     /** Descriptors kept back from the file limit besides the admin port's and the loops'. */
@@ -78,16 +81,25 @@ public final class ConnectionSlots {
     }
 
     /**
-     * The main port's default cap: the soft file limit less {@link #FILE_RESERVE}, the loops' descriptors and the
-     * admin port's cap; at least {@value #MIN_MAX}.
+     * The main port's default cap: the soft file limit less the descriptors open now, {@link #FILE_RESERVE}, the
+     * loops' descriptors and the admin port's cap; at least {@value #MIN_MAX}. Call it once the loops exist.
      */
     public static int defaultMax(int loops, int adminMax) {
         long limit = fileLimit();
         if (limit <= 0) {
             return UNKNOWN_LIMIT_MAX;
         }
-        long max = limit - FILE_RESERVE - (long) loops * FILES_PER_LOOP - adminMax;
+        long max = limit - openFiles() - FILE_RESERVE - (long) loops * FILES_PER_LOOP - adminMax;
         return (int) Math.max(MIN_MAX, Math.min(Integer.MAX_VALUE, max));
+    }
+
+    /** Descriptors the process holds now ({@code /proc/self/fd}); 0 when it cannot tell. */
+    public static long openFiles() {
+        try (Stream<Path> fds = Files.list(Path.of("/proc/self/fd"))) {
+            return fds.count();
+        } catch (IOException | RuntimeException e) {
+            return 0;
+        }
     }
 
     /** The process's soft {@code RLIMIT_NOFILE}; -1 when unknown or unlimited. */

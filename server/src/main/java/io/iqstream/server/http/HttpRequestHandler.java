@@ -44,8 +44,8 @@ import org.slf4j.LoggerFactory;
 public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(HttpRequestHandler.class);
 
-    /** Test hook: runs on the destination loop after a hand-off, before the request is served. */
-    static volatile Consumer<String> afterHandoffProbe;
+    /** Test hook: runs with the run id on the run's owner loop (after any hand-off) before the request is served. */
+    static volatile Consumer<String> beforeServeProbe;
 
     private final ServerContext server;
     private final HttpReplies replies;
@@ -207,10 +207,6 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             // an exception in here reaches exceptionCaught through the pipeline (ChannelHandoff): 500, closed
             ChannelHandoff.moveTo(ctx.channel(), owner.loop(), () -> {
                 moving = false;
-                Consumer<String> probe = afterHandoffProbe;
-                if (probe != null) {
-                    probe.accept(route.runId());
-                }
                 serveRun(ctx, request, route, owner.registry(), resumeAfter, keepAlive);
                 ctx.channel().config().setAutoRead(true);
                 replayHeld(ctx);
@@ -247,6 +243,10 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         }
         HttpMethod method = request.method();
         String runId = route.runId();
+        Consumer<String> probe = beforeServeProbe;
+        if (probe != null) {
+            probe.accept(runId);
+        }
         if (route.events() && method.equals(HttpMethod.POST)) {
             publish = PublishSession.open(ctx, request, server, registry, runId, keepAlive);
         } else if (route.events()) {

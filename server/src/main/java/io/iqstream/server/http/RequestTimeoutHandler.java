@@ -19,7 +19,9 @@ import java.util.concurrent.TimeUnit;
  * <ul>
  *   <li><b>head</b> ({@code --header-timeout}): from accept, or from the first byte of a later request, until its
  *       line and headers are decoded whole. When it fires: 408 {@code header_timeout}, closed. A slowloris
- *       trickling a byte every few seconds is cut however slowly it sends.</li>
+ *       trickling a byte every few seconds is cut however slowly it sends. A new connection that sent nothing at
+ *       all is closed without a reply (a browser's speculative preconnect must not read a 408 as the answer to
+ *       the request it sends later).</li>
  *   <li><b>idle</b> ({@code --idle-timeout}): from the end of a request and its response on a kept-alive
  *       connection until the next request's first byte (or, for a request answered before its body ended, until
  *       that body's end). When it fires: closed, no reply.</li>
@@ -41,6 +43,7 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
     private final HttpReplies replies;
     private ChannelHandlerContext ctx;
     private State state = State.HEAD;
+    private boolean headStarted;
     private boolean requestEnded;
     private boolean responseEnded;
     private ScheduledFuture<?> timer;
@@ -61,6 +64,9 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
                 if (state == State.IDLE) {
                     state = State.HEAD;
                     arm(headerTimeoutMs);
+                }
+                if (state == State.HEAD) {
+                    headStarted = true;
                 }
                 c.fireChannelRead(msg);
             }
@@ -83,6 +89,7 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
         if (msg instanceof HttpRequest) {
             cancel();
             state = State.IN_FLIGHT;
+            headStarted = false;
             requestEnded = false;
             responseEnded = false;
         }
@@ -151,7 +158,10 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
             return;
         }
         timer = null;
-        if (state == State.HEAD) {
+        if (state == State.HEAD && !headStarted) {
+            metrics.headerTimeouts.increment();
+            ctx.close();
+        } else if (state == State.HEAD) {
             metrics.headerTimeouts.increment();
             replies.error(ctx, null, "header_timeout", HttpResponseStatus.REQUEST_TIMEOUT,
                     "the request line and headers did not arrive within " + headerTimeoutMs + " ms", false);

@@ -52,11 +52,11 @@ class ConnectionLimitsTest {
     }
 
     @Test
-    void silentNewConnectionIsCutByTheHeaderTimeout() throws Exception {
+    void silentNewConnectionIsClosedByTheHeaderTimeout() throws Exception {
         try (TestServer server = TestServer.start("--header-timeout", "300ms");
                 RawHttp silent = new RawHttp(server.port())) {
-            assertEquals(408, silent.readReply().status());
-            assertTrue(silent.closedByServer());
+            assertTrue(silent.closedByServer(), "closed without a reply");
+            waitFor(() -> metrics(server).headerTimeouts.sum(), 1);
         }
     }
 
