@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Runs every test suite of the project, in order, and fails if any fails. Called by `./iqstream test` and CI.
 #   1. Maven: unit + integration tests of server, client, bench (incl. the bench smoke)
+#   1b. fuzz: every Jazzer @FuzzTest of the server in fuzzing mode, 15 s each (scripts/fuzz.sh, docs/FUZZING.md)
 #   2. clients/js (node --test), clients/python (unittest)
 #   3. e2e browser tests in headless Chromium (installs Chromium if missing)
 #   4. deploy/test-lb.sh: HAProxy and nginx hashing run ids over several nodes
-# Set IQSTREAM_TEST_ONLY=maven,js,python,e2e,lb to run a subset.
+# Set IQSTREAM_TEST_ONLY=maven,fuzz,js,python,e2e,lb to run a subset.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-ONLY="${IQSTREAM_TEST_ONLY:-maven,js,python,e2e,lb}"
+ONLY="${IQSTREAM_TEST_ONLY:-maven,fuzz,js,python,e2e,lb}"
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 export IQSTREAM_JAR="$ROOT/server/target/iqstream-server.jar"
 failed=()
@@ -23,6 +24,7 @@ if want maven; then
   if [[ ! -f "$IQSTREAM_JAR" ]]; then echo "server jar missing; stopping"; exit 1; fi
 fi
 [[ -f "$IQSTREAM_JAR" ]] || mvn -B -q -ntp -DskipTests -pl server -am package
+want fuzz && step fuzz scripts/fuzz.sh
 want js && [[ -x clients/js/run-tests.sh ]] && step js clients/js/run-tests.sh
 want python && [[ -x clients/python/run-tests.sh ]] && step python clients/python/run-tests.sh
 want e2e && [[ -x e2e/run-tests.sh ]] && step e2e e2e/run-tests.sh

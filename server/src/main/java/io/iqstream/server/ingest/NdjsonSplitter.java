@@ -9,16 +9,22 @@ import io.netty.buffer.ByteBuf;
  */
 final class NdjsonSplitter implements EventSplitter {
     private final LineReader lines;
+    private final int maxEventBytes;
     private EventSink sink;
     private final LineReader.LineSink onLine = this::onLine;
 
     /** {@code partial} holds a line that spans chunks; its cap is the event cap plus one (a CR before the LF). */
     NdjsonSplitter(PartialEventBuffer partial) {
         this.lines = new LineReader(partial);
+        this.maxEventBytes = partial.capBytes() - 1;
     }
 
     private boolean onLine(ByteBuf line) {
         if (LineReader.isBlank(line)) {
+            if (line.readableBytes() > maxEventBytes) {
+                sink.onOversizeEvent(); // as it would be had it come in pieces
+                return false;
+            }
             sink.onKeepAlive();
             return true;
         }

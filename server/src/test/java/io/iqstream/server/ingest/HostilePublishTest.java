@@ -205,19 +205,18 @@ class HostilePublishTest {
                 honest.send(ev("RUN_STARTED") + "\n");
                 assertEquals("1", sub.next(5000).id());
                 long before = budget.committedBytes();
-                List<ChunkedPublisher> evil = new ArrayList<>();
+                List<RawPublisher> evil = new ArrayList<>();
                 ChunkedPublisher.Reply refused = null;
                 try {
                     for (int i = 0; i < 12 && refused == null; i++) {
-                        ChunkedPublisher p = ChunkedPublisher.open(small.port(), "evil-" + i, "application/x-ndjson",
-                                admin);
+                        RawPublisher p = new RawPublisher(small.port(), "evil-" + i, "application/x-ndjson");
                         evil.add(p);
                         p.send("{\"type\":\"X\",\"d\":\"");
                         for (int k = 0; k < 15; k++) {
                             p.send("y".repeat(64 * 1000)); // 0.96 MB, under the 1 MiB cap, never ended
                         }
                         honest.send("{\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\"" + i + "\"}\n");
-                        refused = replyIfAny(p, 3000);
+                        refused = p.replyWithin(3000);
                     }
                     assertNotNull(refused, "some partial event must be refused by the budget");
                     assertEquals(503, refused.status(), refused.body());
@@ -225,8 +224,8 @@ class HostilePublishTest {
                     assertEquals("1", refused.header("Retry-After"));
                     assertTrue(budget.committedBytes() <= budget.budgetBytes() + budget.budgetBytes() / 4);
                 } finally {
-                    for (ChunkedPublisher p : evil) {
-                        p.breakOff();
+                    for (RawPublisher p : evil) {
+                        p.close();
                     }
                 }
                 honest.send(ev("RUN_FINISHED") + "\n");
@@ -245,19 +244,67 @@ class HostilePublishTest {
         }
     }
 
-    /** The reply if the server answered within {@code waitMs} (a refusal), else null (still reading). */
-    private static ChunkedPublisher.Reply replyIfAny(ChunkedPublisher p, long waitMs) throws Exception {
-        java.lang.reflect.Field f = ChunkedPublisher.class.getDeclaredField("in");
-        f.setAccessible(true);
-        java.io.InputStream in = (java.io.InputStream) f.get(p);
-        long deadline = System.nanoTime() + waitMs * 1_000_000L;
-        while (System.nanoTime() < deadline) {
-            if (in.available() > 0) {
-                return p.readReply();
-            }
-            Thread.sleep(10);
+    /** A chunked publisher whose reply can be awaited for a bounded time (a refusal), or not at all. */
+    private static final class RawPublisher implements AutoCloseable {
+        private final java.net.Socket socket;
+        private final java.io.OutputStream out;
+        private final java.io.InputStream in;
+
+        RawPublisher(int port, String runId, String contentType) throws IOException {
+            socket = new java.net.Socket("127.0.0.1", port);
+            out = socket.getOutputStream();
+            in = new java.io.BufferedInputStream(socket.getInputStream());
+            out.write(("POST /v1/runs/" + runId + "/events HTTP/1.1\r\nHost: x\r\nContent-Type: " + contentType
+                    + "\r\nTransfer-Encoding: chunked\r\nAuthorization: Bearer " + admin + "\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
         }
-        return null;
+
+        void send(String text) throws IOException {
+            byte[] b = text.getBytes(StandardCharsets.UTF_8);
+            out.write((Integer.toHexString(b.length) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.write(b);
+            out.write("\r\n".getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+        }
+
+        /** The reply if the server answered within {@code waitMs}, else null (it is still reading). */
+        ChunkedPublisher.Reply replyWithin(int waitMs) throws IOException {
+            socket.setSoTimeout(waitMs);
+            String statusLine;
+            try {
+                statusLine = line();
+            } catch (java.net.SocketTimeoutException e) {
+                return null;
+            }
+            java.util.Map<String, String> headers = new java.util.LinkedHashMap<>();
+            for (String h = line(); !h.isEmpty(); h = line()) {
+                int colon = h.indexOf(':');
+                headers.put(h.substring(0, colon).trim(), h.substring(colon + 1).trim());
+            }
+            String length = headers.getOrDefault("content-length", headers.get("Content-Length"));
+            String body = length == null ? "" : new String(in.readNBytes(Integer.parseInt(length)),
+                    StandardCharsets.UTF_8);
+            return new ChunkedPublisher.Reply(Integer.parseInt(statusLine.split(" ")[1]), body, headers);
+        }
+
+        private String line() throws IOException {
+            StringBuilder sb = new StringBuilder();
+            for (int c = in.read(); c != '\n'; c = in.read()) {
+                if (c < 0) {
+                    throw new java.io.EOFException();
+                }
+                if (c != '\r') {
+                    sb.append((char) c);
+                }
+            }
+            return sb.toString();
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.setSoLinger(true, 0);
+            socket.close();
+        }
     }
 
     @Test
