@@ -29,7 +29,10 @@ public final class LoadStats {
   public long expected;
   public long delivered;
   public long reconnectingRuns;
+  /** Events a reconnected browser missed below the highest event it got after reconnecting. */
   public long lostOnReconnect;
+  /** Events a reconnected browser still missed at the end, above anything it got after reconnecting. */
+  public long lateOnReconnect;
   public long duplicates;
   public long reordered;
   public long corrupted;
@@ -56,6 +59,7 @@ public final class LoadStats {
     delivered += o.delivered;
     reconnectingRuns += o.reconnectingRuns;
     lostOnReconnect += o.lostOnReconnect;
+    lateOnReconnect += o.lateOnReconnect;
     duplicates += o.duplicates;
     reordered += o.reordered;
     corrupted += o.corrupted;
