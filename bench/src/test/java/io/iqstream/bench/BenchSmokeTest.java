@@ -22,7 +22,7 @@ class BenchSmokeTest {
   @TempDir Path out;
 
   @Test
-  @Timeout(60)
+  @Timeout(180)
   void smallLoadAgainstIqStreamDeliversEverythingAndWritesWellFormedResults() throws Exception {
     Path repo = Path.of(System.getProperty("iqstream.repo", "..")).toAbsolutePath().normalize();
     Path jar = IqStreamServer.defaultJar(repo);
@@ -50,6 +50,13 @@ class BenchSmokeTest {
     assertEquals(1.0, r.get("delivered_ratio").asDouble());
     assertTrue(r.get("reconnecting_runs").asLong() >= 1, "some browsers dropped and resumed");
     assertEquals(0, r.get("lost_on_reconnect").asLong());
+    assertEquals(0, r.get("late_on_reconnect").asLong());
+    // memory with the heap: IQ-Stream's live heap read from the JVM at rest and loaded, in the figure
+    assertTrue(r.get("heap_kib_at_rest").asLong() > 0, "live heap at rest read");
+    assertTrue(r.get("heap_kib_loaded").asLong() > 0, "live heap loaded read");
+    assertTrue(r.get("rss_kib_at_rest").asLong() > r.get("heap_kib_at_rest").asLong() / 2);
+    assertTrue(r.get("mem_kib_per_run").asDouble() >= r.get("rss_kib_per_run").asDouble(),
+        "heap growth counted beside resident growth");
     assertEquals(0, r.get("duplicates").asLong());
     assertEquals(0, r.get("corrupted").asLong());
     assertEquals(0, r.get("reordered").asLong());
