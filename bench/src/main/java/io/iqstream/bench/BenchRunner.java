@@ -143,6 +143,7 @@ public final class BenchRunner {
     for (int k : options.levels()) {
       ResultRow kept = null;
       String keptDescription = null;
+      String keptName = null;
       List<String> notes = new ArrayList<>();
       for (int i = 0; i < setups.size(); i++) {
         ServerUnderTest server = setups.get(i);
@@ -163,13 +164,13 @@ public final class BenchRunner {
         if (kept == null || faster(row, kept) == row) {
           kept = row;
           keptDescription = server.description();
+          keptName = setupName(server);
         }
       }
       if (setups.size() > 1) {
-        String keptName = keptDescription == null ? "?" : keptDescription;
-        kept = kept.withVariant("kept the faster setup of " + setups.size() + " measured ("
+        kept = kept.withVariant(keptName + ", the faster of " + setups.size() + " setups measured ("
             + String.join("; ", notes) + ")");
-        log("%s K=%d: kept %s", label, k, keptName);
+        log("%s K=%d: kept the %s", label, k, keptName);
       }
       if (kept.error() == null) {
         servers.put(label, keptDescription);
