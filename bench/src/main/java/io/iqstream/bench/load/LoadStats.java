@@ -16,7 +16,7 @@ public final class LoadStats {
   public final Histogram resumeNs = new Histogram(MAX_NS, 3);
   /** How late the generator wrote each event against its schedule, events written in the window. */
   public final Histogram sendLagNs = new Histogram(MAX_NS, 3);
-  /** Gaps between the generator's ticks (1 ms when it runs on time), inside the window. */
+  /** Gaps between the generator's ticks (1 ms when it runs on time) that overlap the window. */
   public final Histogram tickGapNs = new Histogram(MAX_NS, 3);
 
   /** New (not duplicate) events received inside the window, live or replayed. */

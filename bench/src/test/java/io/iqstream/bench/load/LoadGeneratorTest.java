@@ -103,4 +103,36 @@ class LoadGeneratorTest {
       assertTrue(minLagMs >= QUEUE_DELAY_MS - 1, "send lag min " + minLagMs + " ms");
     }
   }
+
+  /**
+   * The generator's thread stalls from just before the window to past its end (as on an overloaded
+   * machine): no tick falls inside the window, yet the stall is in the tick gaps, so the row is marked
+   * as the generator's limit.
+   */
+  @Test
+  @Timeout(60)
+  void aStallOfTheGeneratorSpanningTheWholeWindowIsInItsTickGaps() throws Exception {
+    RunScript script = RunScript.ofLengthMs(1000);
+    long windowMs = 1000;
+    try (LoadGenerator gen = new LoadGenerator(Transport.NIO, 1)) {
+      LoadGenerator.Config config = new LoadGenerator.Config(new QueueingDriver(), 2, script,
+          TimeUnit.MILLISECONDS.toNanos(1000), TimeUnit.MILLISECONDS.toNanos(windowMs),
+          TimeUnit.SECONDS.toNanos(10), 0, List.of(), 42);
+      LoadGenerator.Timeline t = gen.start(config);
+      long stallFromNs = t.windowStartNs() - TimeUnit.MILLISECONDS.toNanos(100);
+      long stallMs = windowMs + 300;
+      // the stall itself: the loop's thread blocked (this is the fault injected, not a wait)
+      gen.loops().get(0).schedule(() -> {
+        long untilNs = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(stallMs);
+        while (System.nanoTime() < untilNs) {
+          java.util.concurrent.locks.LockSupport.parkNanos(untilNs - System.nanoTime());
+        }
+      }, Math.max(0, stallFromNs - System.nanoTime()), TimeUnit.NANOSECONDS);
+      LoadStats s = gen.await();
+      long maxGapMs = s.tickGapNs.getMaxValue() / 1_000_000L;
+      assertTrue(maxGapMs >= windowMs, "the stall is in the tick gaps: max " + maxGapMs + " ms");
+      assertTrue(s.tickGapNs.getValueAtPercentile(99.9) / 1e6 > 10,
+          "and so in loadgen_limited's p99.9");
+    }
+  }
 }
