@@ -14,7 +14,7 @@ cp "$here/test-all.sh" "$tmp/scripts/"
 touch "$tmp/server/target/iqstream-server.jar"
 printf '#!/bin/sh\nexit 0\n' >"$tmp/bin/mvn"
 chmod +x "$tmp/bin/mvn"
-mapfile -t scripts < <(grep -oE '^\s*\[[a-z0-9]+\]=[^ ]+' "$here/test-all.sh" | sed 's/.*=//')
+mapfile -t scripts < <(grep -oE '^\s*\[[a-z0-9_-]+\]=[^ ]+' "$here/test-all.sh" | sed 's/.*=//')
 ((${#scripts[@]} >= 5)) || { echo "selftest: found only ${#scripts[@]} suite scripts in test-all.sh" >&2; exit 1; }
 for s in "${scripts[@]}"; do
   mkdir -p "$tmp/$(dirname "$s")"

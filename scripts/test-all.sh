@@ -15,7 +15,9 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-# ---- the suites: name and script, in the order they run (maven is special: it builds the jar)
+# ---- the suites: name and script, in the order they run (maven is special: it builds the jar).
+# To add a suite: its name in ALL_SUITES and its executable script (no arguments) in SUITE_SCRIPT;
+# scripts/test-all-selftest.sh then checks it is run, and fails CI when its script is missing.
 ALL_SUITES=(maven self agui js python e2e lb)
 declare -A SUITE_SCRIPT=(
   [self]=scripts/test-all-selftest.sh
