@@ -30,8 +30,10 @@ import org.HdrHistogram.Histogram;
 
 /**
  * The side-by-side runner: for each server and level, starts the server pinned to its CPUs, runs the
- * load (warm-up, window, drain) from the other CPUs, reads the server's CPU time and memory from /proc,
- * and writes the results folder after every level (so a failure keeps what was measured).
+ * load (warm-up, window, drain) from the other CPUs, reads the server's CPU time and memory from /proc
+ * (and a JVM server's live heap from its own counters), and writes the results folder after every
+ * level (so a failure keeps what was measured). Where a server has several setups (Nchan's two
+ * publishers) each is measured at each level and the faster kept.
  * Runner's (main) thread.
  */
 public final class BenchRunner {
