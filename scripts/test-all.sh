@@ -1,33 +1,85 @@
 #!/usr/bin/env bash
 # Runs every test suite of the project, in order, and fails if any fails. Called by `./iqstream test` and CI.
-#   1. Maven: unit + integration tests of server, client, bench (incl. the bench smoke)
-#   1b. fuzz: every Jazzer @FuzzTest of the server in fuzzing mode, 15 s each (scripts/fuzz.sh, docs/FUZZING.md)
-#   2. clients/js (node --test), clients/python (unittest)
-#   3. e2e browser tests in headless Chromium (installs Chromium if missing)
-#   4. deploy/test-lb.sh: HAProxy and nginx hashing run ids over several nodes
-# Set IQSTREAM_TEST_ONLY=maven,fuzz,js,python,e2e,lb to run a subset.
+#   maven   unit + integration tests of server, client, bench (incl. the bench smoke)
+#   fuzz    every Jazzer @FuzzTest of the server in fuzzing mode, a short fixed time each (scripts/fuzz.sh, docs/FUZZING.md)
+#   self    this script's own rules (scripts/test-all-selftest.sh, on a fake tree: a few seconds)
+#   agui    the bench's AG-UI events against @ag-ui/core's schemas (bench/agui-check/run-check.sh)
+#   js      clients/js (node --test)
+#   python  clients/python (unittest)
+#   e2e     browser tests in headless Chromium (installs Chromium if missing)
+#   lb      deploy/test-lb.sh: HAProxy and nginx hashing run ids over several nodes
+# Set IQSTREAM_TEST_ONLY=maven,js,... to run a subset: the last line then says which ran
+# ("PASSED (subset: maven,js)"); only a run of every suite prints "ALL TESTS PASSED".
+# Under CI (CI=true) a suite whose script is missing or not executable fails the run; elsewhere it is
+# skipped with a warning, and the last line says so.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-ONLY="${IQSTREAM_TEST_ONLY:-maven,fuzz,js,python,e2e,lb}"
+
+# ---- the suites: name and script, in the order they run (maven is special: it builds the jar).
+# To add a suite: its name in ALL_SUITES and its executable script (no arguments) in SUITE_SCRIPT;
+# scripts/test-all-selftest.sh then checks it is run, and fails CI when its script is missing.
+ALL_SUITES=(maven fuzz self agui js python e2e lb)
+declare -A SUITE_SCRIPT=(
+  [fuzz]=scripts/fuzz.sh
+  [self]=scripts/test-all-selftest.sh
+  [agui]=bench/agui-check/run-check.sh
+  [js]=clients/js/run-tests.sh
+  [python]=clients/python/run-tests.sh
+  [e2e]=e2e/run-tests.sh
+  [lb]=deploy/test-lb.sh
+)
+
+ALL="$(IFS=,; echo "${ALL_SUITES[*]}")"
+ONLY="${IQSTREAM_TEST_ONLY:-$ALL}"
+for name in ${ONLY//,/ }; do
+  if [[ ",$ALL," != *",$name,"* ]]; then
+    echo "IQSTREAM_TEST_ONLY: unknown suite '$name' (suites: $ALL)" >&2; exit 2
+  fi
+done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
+strict() { [[ "${CI:-}" == true ]]; }
 export IQSTREAM_JAR="$ROOT/server/target/iqstream-server.jar"
-failed=()
+
+failed=() ran=() skipped=()
 step() { # step NAME CMD...
   local name="$1"; shift
   echo "=== $name: $*"
   local t0=$SECONDS
+  ran+=("$name")
   if "$@"; then echo "=== $name: passed in $((SECONDS - t0)) s"; else echo "=== $name: FAILED after $((SECONDS - t0)) s"; failed+=("$name"); fi
 }
+suite() { # suite NAME: runs its script; a missing or non-executable one fails under CI, else is skipped
+  local name="$1" script="${SUITE_SCRIPT[$1]}"
+  want "$name" || return 0
+  if [[ -f "$script" && -x "$script" ]]; then
+    step "$name" "$script"
+  elif strict; then
+    echo "=== $name: FAILED: $script is missing or not executable (CI=true)"; failed+=("$name")
+  else
+    echo "=== $name: SKIPPED: $script is missing or not executable (under CI=true this fails)"
+    skipped+=("$name")
+  fi
+}
+
+# ---- maven first: it builds the server jar the other suites start
 if want maven; then
   step maven mvn -B -ntp verify
   if [[ ! -f "$IQSTREAM_JAR" ]]; then echo "server jar missing; stopping"; exit 1; fi
 fi
 [[ -f "$IQSTREAM_JAR" ]] || mvn -B -q -ntp -DskipTests -pl server -am package
-want fuzz && step fuzz scripts/fuzz.sh
-want js && [[ -x clients/js/run-tests.sh ]] && step js clients/js/run-tests.sh
-want python && [[ -x clients/python/run-tests.sh ]] && step python clients/python/run-tests.sh
-want e2e && [[ -x e2e/run-tests.sh ]] && step e2e e2e/run-tests.sh
-want lb && [[ -x deploy/test-lb.sh ]] && step lb deploy/test-lb.sh
+
+for name in "${ALL_SUITES[@]}"; do
+  [[ "$name" == maven ]] || suite "$name"
+done
+
+# ---- verdict: only a run of every suite, none skipped, is "ALL TESTS PASSED"
 if ((${#failed[@]})); then echo "FAILED: ${failed[*]}"; exit 1; fi
-echo "ALL TESTS PASSED"
+ran_list="$(IFS=,; echo "${ran[*]:-}")"
+if ((${#skipped[@]})); then
+  echo "PASSED (subset: ${ran_list:-none}; skipped: $(IFS=,; echo "${skipped[*]}"))"
+elif [[ "$ran_list" != "$ALL" ]]; then
+  echo "PASSED (subset: ${ran_list:-none})"
+else
+  echo "ALL TESTS PASSED"
+fi

@@ -1,5 +1,6 @@
 // Validates every line of an NDJSON file of AG-UI events against @ag-ui/core's zod schemas.
-// Usage: (cd bench/agui-check && npm install && node check.mjs ../target/sample-run.ndjson)
+// Usage: bench/agui-check/run-check.sh (installs, writes the sample, runs this), or
+//        (cd bench/agui-check && npm ci && node check.mjs ../target/sample-run.ndjson)
 // The sample is written by AgUiRunTest (mvn -pl bench test).
 import { EventSchemas } from '@ag-ui/core/schemas';
 import fs from 'fs';

@@ -23,6 +23,7 @@ public record BenchOptions(
     Path outDir,
     Path repo,
     int dropEvery,
+    List<String> nchanPublishers,
     boolean quick,
     boolean help) {
 
@@ -51,6 +52,9 @@ public record BenchOptions(
         --no-pin              do not pin with taskset
         --transport T         generator transport: auto (default), io_uring, epoll, nio
         --drop-every N        one browser in N drops and resumes (default 10; 0 = none)
+        --nchan-publisher P   Nchan's publisher: http (a POST per event), websocket, or both
+                              (default: both at each level, the faster kept in the table and the
+                              other's figures in its note)
         --out DIR             results root (default bench/results)
         --help                this text
 
@@ -70,6 +74,7 @@ public record BenchOptions(
     String transport = "auto";
     Path out = repo.resolve("bench/results");
     int dropEvery = 10;
+    List<String> nchanPublishers = List.of("http", "websocket");
     boolean quick = false;
     boolean help = false;
     Long warmupSet = null;
@@ -128,6 +133,13 @@ public record BenchOptions(
             case "--transport" -> transport = v;
             case "--drop-every" -> dropEvery = Integer.parseInt(v);
             case "--out" -> out = Path.of(v);
+            case "--nchan-publisher" -> nchanPublishers = switch (v.trim().toLowerCase(Locale.ROOT)) {
+              case "http" -> List.of("http");
+              case "websocket", "ws" -> List.of("websocket");
+              case "both" -> List.of("http", "websocket");
+              default -> throw new IllegalArgumentException("--nchan-publisher: http, websocket or"
+                  + " both, not " + v);
+            };
             default -> throw new IllegalArgumentException("unknown option: " + a);
           }
         }
@@ -161,7 +173,7 @@ public record BenchOptions(
       throw new IllegalArgumentException("--server-cpus must be >= 1");
     }
     return new BenchOptions(List.copyOf(servers), List.copyOf(levels), warmup, window, drain,
-        runLength, serverCpus, pin, transport, out, repo, dropEvery, quick, help);
+        runLength, serverCpus, pin, transport, out, repo, dropEvery, nchanPublishers, quick, help);
   }
 
   /** "60s", "500ms", "2m", or plain milliseconds. */

@@ -35,6 +35,8 @@ class BenchOptionsTest {
     assertTrue(!o.pin());
     assertEquals(List.of(50, 100), parse("--quick").levels());
     assertEquals(120_000, BenchOptions.durationMs("2m"));
+    assertEquals(List.of("http", "websocket"), parse().nchanPublishers(), "both by default");
+    assertEquals(List.of("websocket"), parse("--nchan-publisher", "websocket").nchanPublishers());
   }
 
   @Test
@@ -43,5 +45,6 @@ class BenchOptionsTest {
     assertThrows(IllegalArgumentException.class, () -> parse("--levels", "0"));
     assertThrows(IllegalArgumentException.class, () -> parse("--window"));
     assertThrows(IllegalArgumentException.class, () -> parse("--bogus", "1"));
+    assertThrows(IllegalArgumentException.class, () -> parse("--nchan-publisher", "grpc"));
   }
 }

@@ -22,11 +22,13 @@ class BenchSmokeTest {
   @TempDir Path out;
 
   @Test
-  @Timeout(60)
+  @Timeout(180)
   void smallLoadAgainstIqStreamDeliversEverythingAndWritesWellFormedResults() throws Exception {
     Path repo = Path.of(System.getProperty("iqstream.repo", "..")).toAbsolutePath().normalize();
     Path jar = IqStreamServer.defaultJar(repo);
     if (!Files.isRegularFile(jar)) {
+      // under CI a missing jar is a broken build, not a reason to skip
+      assertFalse("true".equals(System.getenv("CI")), "no server jar at " + jar + " (CI=true)");
       System.out.println("BenchSmokeTest skipped: no server jar at " + jar);
       Assumptions.abort("no server jar at " + jar);
     }
@@ -48,6 +50,13 @@ class BenchSmokeTest {
     assertEquals(1.0, r.get("delivered_ratio").asDouble());
     assertTrue(r.get("reconnecting_runs").asLong() >= 1, "some browsers dropped and resumed");
     assertEquals(0, r.get("lost_on_reconnect").asLong());
+    assertEquals(0, r.get("late_on_reconnect").asLong());
+    // memory with the heap: IQ-Stream's live heap read from the JVM at rest and loaded, in the figure
+    assertTrue(r.get("heap_kib_at_rest").asLong() > 0, "live heap at rest read");
+    assertTrue(r.get("heap_kib_loaded").asLong() > 0, "live heap loaded read");
+    assertTrue(r.get("rss_kib_at_rest").asLong() > r.get("heap_kib_at_rest").asLong() / 2);
+    assertTrue(r.get("mem_kib_per_run").asDouble() >= r.get("rss_kib_per_run").asDouble(),
+        "heap growth counted beside resident growth");
     assertEquals(0, r.get("duplicates").asLong());
     assertEquals(0, r.get("corrupted").asLong());
     assertEquals(0, r.get("reordered").asLong());

@@ -21,7 +21,8 @@ import org.junit.jupiter.api.Assumptions;
 /**
  * The real IQ-Stream server as a child process on an ephemeral loopback port. The jar comes from
  * env IQSTREAM_JAR, else system property iqstream.jar, else ../server/target/iqstream-server.jar;
- * if it is missing the calling test is skipped with the reason printed.
+ * if it is missing the calling test is skipped with the reason printed, except under CI (CI=true),
+ * where it fails.
  */
 final class ServerProcess implements AutoCloseable {
   private static final Pattern LISTENING = Pattern.compile("listening on http://[^:\\s]+:(\\d+)");
@@ -49,6 +50,9 @@ final class ServerProcess implements AutoCloseable {
     Path jar = jar();
     if (!Files.isRegularFile(jar)) {
       String reason = "IQ-Stream server jar not found at " + jar + " (build server/ first or set IQSTREAM_JAR); skipping";
+      if ("true".equals(System.getenv("CI"))) {
+        throw new IllegalStateException("IQ-Stream server jar not found at " + jar + " (CI=true: not skipped)");
+      }
       System.out.println(reason);
       Assumptions.abort(reason);
     }

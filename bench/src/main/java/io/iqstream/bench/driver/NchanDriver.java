@@ -9,32 +9,70 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultHttpHeaders;
+import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseDecoder;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
+import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolConfig;
+import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolHandler;
+import io.netty.handler.codec.http.websocketx.WebSocketCloseStatus;
+import io.netty.handler.codec.http.websocketx.WebSocketVersion;
 import io.netty.util.ReferenceCountUtil;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.net.URI;
+import java.util.concurrent.TimeUnit;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
 
 /**
- * Nchan's protocol: each event is one {@code POST /pub/<run>} on the run's keep-alive publisher
- * connection (pipelined when several are due in one turn); each browser is an EventSource on
+ * Nchan's protocol. Publish, one of Nchan's two publishers ({@link Publish}): each event one
+ * {@code POST /pub/<run>} on the run's keep-alive publisher connection (pipelined when several are due
+ * in one turn), or each event one text frame on the run's WebSocket to {@code /pub/<run>} (Nchan's
+ * WebSocket publisher). Each browser is an EventSource on
  * {@code GET /sub/<run>?md5=..&expires=..} (its own signed link), resuming with Last-Event-ID. Nchan's
  * ids are its own ({@code <time>:<seq>}), so the checker identifies events by payload.
  */
 public final class NchanDriver implements Driver {
+  /** How a run's backend publishes to Nchan. */
+  public enum Publish {
+    /** One HTTP POST per event on a keep-alive connection. */
+    HTTP_POST("HTTP POST per event (keep-alive)"),
+    /** One WebSocket text frame per event on one connection per run. */
+    WEBSOCKET("WebSocket publisher (a frame per event, one connection per run)");
+
+    private final String description;
+
+    Publish(String description) {
+      this.description = description;
+    }
+
+    public String description() {
+      return description;
+    }
+  }
+
   private final SocketAddress server;
+  private final String host;
+  private final int port;
   private final String hostHeader;
   private final String secret;
+  private final Publish publish;
 
-  public NchanDriver(String host, int port, String secret) {
+  public NchanDriver(String host, int port, String secret, Publish publish) {
     this.server = new InetSocketAddress(host, port);
+    this.host = host;
+    this.port = port;
     this.hostHeader = host + ":" + port;
     this.secret = secret;
+    this.publish = publish;
   }
 
   @Override
@@ -74,6 +112,19 @@ public final class NchanDriver implements Driver {
 
   @Override
   public Publisher openPublisher(Shard shard, Run run) {
+    if (publish == Publish.WEBSOCKET) {
+      WsPublisher p = new WsPublisher(run);
+      WebSocketClientProtocolConfig config = WebSocketClientProtocolConfig.newBuilder()
+          .webSocketUri(URI.create("ws://" + host + ":" + port + "/pub/" + run.data().runId()))
+          .version(WebSocketVersion.V13)
+          .customHeaders(new DefaultHttpHeaders())
+          .maxFramePayloadLength(1 << 20)
+          .handleCloseFrames(true)
+          .build();
+      shard.connect(server, p::attach, () -> run.publisherClosed(false), new HttpClientCodec(),
+          new HttpObjectAggregator(1 << 16), new WebSocketClientProtocolHandler(config), p.handler);
+      return p;
+    }
     PostPublisher p = new PostPublisher(run);
     shard.connect(server, p::attach, () -> run.publisherClosed(false), new HttpResponseDecoder(), p.handler);
     return p;
@@ -154,6 +205,67 @@ public final class NchanDriver implements Driver {
       if (answered == sent) {
         channel.close();
       }
+    }
+  }
+
+  /**
+   * One WebSocket per run to Nchan's WebSocket publisher: every event a text frame; the run ends with
+   * a close frame, which Nchan answers after the frames before it. What Nchan sends back (channel
+   * info) is read and dropped.
+   */
+  private static final class WsPublisher extends Publisher {
+    private static final long CLOSE_WAIT_MS = 10_000;
+    private boolean failed;
+    private boolean finished;
+
+    final ChannelInboundHandlerAdapter handler = new ChannelInboundHandlerAdapter() {
+      @Override
+      public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt == WebSocketClientProtocolHandler.ClientHandshakeStateEvent.HANDSHAKE_COMPLETE) {
+          run.publisherReady();
+        }
+        ctx.fireUserEventTriggered(evt);
+      }
+
+      @Override
+      public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        ReferenceCountUtil.release(msg);
+      }
+
+      @Override
+      public void channelInactive(ChannelHandlerContext ctx) {
+        run.publisherClosed(finished && !failed);
+      }
+
+      @Override
+      public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        failed = true;
+        ctx.close();
+      }
+    };
+
+    WsPublisher(Run run) {
+      super(run);
+    }
+
+    void attach(Channel ch) {
+      this.channel = ch;
+    }
+
+    @Override
+    public void writeEvent(int index) {
+      channel.write(new TextWebSocketFrame(Unpooled.wrappedBuffer(run.data().event(index))),
+          channel.voidPromise());
+    }
+
+    @Override
+    public void finish() {
+      finished = true;
+      channel.writeAndFlush(new CloseWebSocketFrame(WebSocketCloseStatus.NORMAL_CLOSURE));
+      // Nchan answers the close frame and the handler closes; if it never does, close anyway
+      channel.eventLoop().schedule(() -> {
+        channel.close();
+      }, CLOSE_WAIT_MS, TimeUnit.MILLISECONDS);
     }
   }
 }

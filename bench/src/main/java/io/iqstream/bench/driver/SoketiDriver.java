@@ -179,8 +179,9 @@ public final class SoketiDriver implements Driver {
   /**
    * Signed HTTP API publishes of one run, in order. Soketi answers every API request with
    * {@code Connection: close}, so each publish is its own connection; the next event goes when the
-   * previous one was answered (a backend's HTTP client does the same), and any delay shows up in the
-   * latency, which runs from the schedule.
+   * previous one was answered (a backend's HTTP client does the same). Any delay shows up in the
+   * latency, which runs from the schedule, and the wait in this queue shows in the generator's send
+   * lag (recorded when the request is written), so a backlog marks the row {@code loadgen_limited}.
    */
   private final class ApiPublisher extends Publisher {
     private final Shard shard;
@@ -195,6 +196,12 @@ public final class SoketiDriver implements Driver {
     ApiPublisher(Shard shard, Run run) {
       super(run);
       this.shard = shard;
+    }
+
+    /** Events wait for the previous publish's answer: each reports its own write time. */
+    @Override
+    public boolean writesAtOnce() {
+      return false;
     }
 
     @Override
@@ -220,6 +227,9 @@ public final class SoketiDriver implements Driver {
         @Override
         public void channelActive(ChannelHandlerContext ctx) {
           ctx.writeAndFlush(request);
+          // the send lag is taken here, at the write, not when the event was queued behind the
+          // previous publish: the queue is the generator's backlog (see loadgen_limited)
+          run.eventWritten(index, System.nanoTime());
         }
 
         @Override

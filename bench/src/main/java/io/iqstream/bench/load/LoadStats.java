@@ -16,7 +16,7 @@ public final class LoadStats {
   public final Histogram resumeNs = new Histogram(MAX_NS, 3);
   /** How late the generator wrote each event against its schedule, events written in the window. */
   public final Histogram sendLagNs = new Histogram(MAX_NS, 3);
-  /** Gaps between the generator's ticks (1 ms when it runs on time), inside the window. */
+  /** Gaps between the generator's ticks (1 ms when it runs on time) that overlap the window. */
   public final Histogram tickGapNs = new Histogram(MAX_NS, 3);
 
   /** New (not duplicate) events received inside the window, live or replayed. */
@@ -29,7 +29,10 @@ public final class LoadStats {
   public long expected;
   public long delivered;
   public long reconnectingRuns;
+  /** Events a reconnected browser missed below the highest event it got after reconnecting. */
   public long lostOnReconnect;
+  /** Events a reconnected browser still missed at the end, above anything it got after reconnecting. */
+  public long lateOnReconnect;
   public long duplicates;
   public long reordered;
   public long corrupted;
@@ -56,6 +59,7 @@ public final class LoadStats {
     delivered += o.delivered;
     reconnectingRuns += o.reconnectingRuns;
     lostOnReconnect += o.lostOnReconnect;
+    lateOnReconnect += o.lateOnReconnect;
     duplicates += o.duplicates;
     reordered += o.reordered;
     corrupted += o.corrupted;

@@ -17,6 +17,16 @@ public abstract class Publisher {
   /** Writes event {@code index} of the run (no flush). Called only after {@link Run#publisherReady}. */
   public abstract void writeEvent(int index);
 
+  /**
+   * Whether {@link #writeEvent} writes the event at once (the generator then records its send lag at
+   * that call). A publisher that queues events (one request in flight at a time) returns false and
+   * reports each event when it is actually written, with {@link Run#eventWritten}, so the time it
+   * waited in the queue shows as send lag, not only as the server's latency.
+   */
+  public boolean writesAtOnce() {
+    return true;
+  }
+
   /** Called once after the last event has been written; ends the publish (and flushes). */
   public abstract void finish();
 

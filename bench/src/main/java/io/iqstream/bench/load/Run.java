@@ -107,11 +107,21 @@ public final class Run {
         return true;
       }
       publisher.writeEvent(nextToSend);
-      shard.recordSend(nowNs, due);
+      if (publisher.writesAtOnce()) {
+        shard.recordSend(nowNs, due);
+      }
       nextToSend++;
     }
     publisher.finish();
     return false;
+  }
+
+  /**
+   * A queueing publisher ({@link Publisher#writesAtOnce()} false) wrote event {@code index} at
+   * {@code nowNs}: its send lag is counted from the schedule to this write.
+   */
+  public void eventWritten(int index, long nowNs) {
+    shard.recordSend(nowNs, scheduledNs(index));
   }
 
   /** The publisher's connection ended; {@code ok} when its publish completed as expected. */
@@ -138,6 +148,7 @@ public final class Run {
     if (dropped || unexpectedReconnects > 0) {
       reconnectRequestNs = nowNs;
       firstAfterReconnect = true;
+      checker.reconnected();
     }
   }
 
@@ -246,21 +257,13 @@ public final class Run {
         }
       }
       System.err.printf("[bench debug] run %d %s: missing %d [%s] dropAt %d dropped %s sent %d"
-              + " pubDone %s subDone %s unexpected %d lastId %s%n", number, data.runId(),
-          checker.missing(), gaps.toString().trim(), dropAtIndex, dropped, nextToSend,
-          publisherDone, subscriberDone, unexpectedReconnects, lastEventId);
+              + " pubDone %s subDone %s unexpected %d lastId %s highestAfterReconnect %d%n", number,
+          data.runId(), checker.missing(), gaps.toString().trim(), dropAtIndex, dropped, nextToSend,
+          publisherDone, subscriberDone, unexpectedReconnects, lastEventId,
+          checker.highestAfterReconnect());
     }
     if (windowRun) {
-      stats.windowRuns++;
-      stats.expected += RunScript.EVENTS;
-      stats.delivered += checker.unique();
-      stats.duplicates += checker.duplicates();
-      stats.reordered += checker.reordered();
-      stats.corrupted += checker.corrupted();
-      if (dropped) {
-        stats.reconnectingRuns++;
-        stats.lostOnReconnect += checker.missing();
-      }
+      checker.tallyInto(stats, dropped);
     }
   }
 

@@ -51,7 +51,7 @@ public final class Shard {
   private long localAddressCounter;
   private boolean stopping;
   private long lastTickNs;
-  /** Time between the starts of successive ticks, inside the window (1 ms when on schedule). */
+  /** Time between the starts of successive ticks, gaps overlapping the window (1 ms when on time). */
   final org.HdrHistogram.Histogram tickGapNs = new org.HdrHistogram.Histogram(3);
   private ScheduledFuture<?> ticker;
   private Promise<LoadStats> result;
@@ -149,7 +149,9 @@ public final class Shard {
     try {
       LoadGenerator.Timeline t = generator.timeline();
       long now = System.nanoTime();
-      if (lastTickNs != 0 && now >= t.windowStartNs() && now < t.windowEndNs()) {
+      // every gap that overlaps the window, so a stall that spans the window's end (or all of it) is
+      // recorded by the first tick after it
+      if (lastTickNs != 0 && now >= t.windowStartNs() && lastTickNs < t.windowEndNs()) {
         tickGapNs.recordValue(now - lastTickNs);
       }
       lastTickNs = now;

@@ -11,6 +11,11 @@ import java.util.BitSet;
  * id where the server's ids are the event's position (IQ-Stream, the floor), otherwise by matching its
  * payload against the run's events, looking first at the next expected one.
  *
+ * <p>Loss on reconnect: after {@link #reconnected()}, an event still missing is <em>lost</em> only when
+ * the browser received a later event after reconnecting (the server moved past it: it will never come);
+ * one missing above the highest event received after reconnecting is <em>late</em> (not there when
+ * the drain ended; nothing shows it was skipped).
+ *
  * <p>Confined to the event loop that owns the run.
  */
 public final class StreamChecker {
@@ -23,6 +28,9 @@ public final class StreamChecker {
   private final BitSet received;
   private int unique;
   private int highest = -1;
+  private boolean reconnected;
+  /** Highest index received on a connection made after a reconnect, -1 when none. */
+  private int highestAfterReconnect = -1;
   private int duplicates;
   private int reordered;
   private int corrupted;
@@ -66,6 +74,9 @@ public final class StreamChecker {
     }
     received.set(index);
     unique++;
+    if (reconnected && index > highestAfterReconnect) {
+      highestAfterReconnect = index;
+    }
     if (index < highest) {
       reordered++;
     } else {
@@ -91,6 +102,55 @@ public final class StreamChecker {
 
   private static boolean same(byte[] bytes, int n, byte[] expected) {
     return n == expected.length && Arrays.equals(bytes, 0, n, expected, 0, n);
+  }
+
+  /** The browser reconnected: events received from now on are "after reconnecting". */
+  public void reconnected() {
+    reconnected = true;
+  }
+
+  /** Whether {@link #reconnected()} was called. */
+  public boolean isReconnected() {
+    return reconnected;
+  }
+
+  /** Highest index received after reconnecting, -1 when none (or no reconnect). */
+  public int highestAfterReconnect() {
+    return highestAfterReconnect;
+  }
+
+  /**
+   * Events missing below the highest one received after reconnecting: the server went past them, so
+   * they are lost. 0 without a reconnect.
+   */
+  public int lostOnReconnect() {
+    if (highestAfterReconnect < 0) {
+      return 0;
+    }
+    return highestAfterReconnect - received.get(0, highestAfterReconnect).cardinality();
+  }
+
+  /** Events missing that are not {@link #lostOnReconnect() lost}: none received after them. */
+  public int lateOnReconnect() {
+    return missing() - lostOnReconnect();
+  }
+
+  /**
+   * Adds this stream to {@code stats} (a run whose schedule ended inside the window): delivered,
+   * duplicates, reordered, corrupted; and, where its browser dropped and reconnected, lost and late.
+   */
+  public void tallyInto(LoadStats stats, boolean dropped) {
+    stats.windowRuns++;
+    stats.expected += run.eventCount();
+    stats.delivered += unique;
+    stats.duplicates += duplicates;
+    stats.reordered += reordered;
+    stats.corrupted += corrupted;
+    if (dropped) {
+      stats.reconnectingRuns++;
+      stats.lostOnReconnect += lostOnReconnect();
+      stats.lateOnReconnect += lateOnReconnect();
+    }
   }
 
   public boolean has(int index) {

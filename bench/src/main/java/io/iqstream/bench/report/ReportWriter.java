@@ -76,8 +76,8 @@ public final class ReportWriter {
     servers.forEach((k, v) -> s.append("- **").append(k).append("**: ").append(v).append('\n'));
     s.append("\n## Results\n\n");
     s.append("| K | server | CPUs | events delivered | events/s (target) | CPU µs/event | server CPU"
-        + " | p50 ms | p99 ms | p99.9 ms | lost on reconnect | resume p99 ms | dup | RSS KiB/run"
-        + " | generator |\n");
+        + " | p50 ms | p99 ms | p99.9 ms | lost on reconnect (late) | resume p99 ms | dup"
+        + " | memory KiB/run (at rest) | generator |\n");
     s.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for (ResultRow r : rows) {
       if (r.error() != null) {
@@ -91,8 +91,7 @@ public final class ReportWriter {
           r.concurrency(), r.server(), r.cpus(), 100 * r.deliveredRatio(), r.eventsDelivered(),
           r.eventsExpected(), r.eventsPerSec(), r.targetEventsPerSec(), f1(r.cpuUsPerEvent()),
           100 * r.serverCpuUtil(), f2(r.p50Ms()), f2(r.p99Ms()), f2(r.p999Ms()),
-          r.lostOnReconnect() == null ? "–" : Long.toString(r.lostOnReconnect()),
-          f1(r.resumeP99Ms()), r.duplicates(), f1(r.rssKibPerRun()),
+          lostAndLate(r), f1(r.resumeP99Ms()), r.duplicates(), memory(r),
           String.format(Locale.ROOT, "%.0f%% CPU, lag p99 %.1f ms%s", 100 * r.loadgenCpuUtil(),
               r.sendLagP99Ms(), r.loadgenLimited() ? " **LIMITED**" : "")));
     }
@@ -100,9 +99,23 @@ public final class ReportWriter {
         + " schedule ended inside the window (plus drain). CPU µs/event: the server's CPU time (all"
         + " processes and threads, /proc) in the window ÷ events delivered in it. Latency: receive"
         + " time − scheduled production time (HdrHistogram), live events only. lost on reconnect:"
-        + " events a resuming browser never received (– where delivery < 90% or no browser"
-        + " resumed). **LIMITED**: the generator, not the server, was the limit (its CPU > 85% or"
-        + " its sends lagged > 10 ms at p99): that row is not the server's figure.\n\n");
+        + " events a reconnected browser missed below the highest event it received after"
+        + " reconnecting (the server went past them); (late): events still missing at the end of"
+        + " the drain above anything it received after reconnecting; – where no browser"
+        + " reconnected. memory KiB/run: (resident memory loaded − at rest + live heap loaded −"
+        + " at rest, the heap read from the JVM's own counters after a full collection, IQ-Stream"
+        + " only) ÷ K; (at rest): resident memory before the load. **LIMITED**: the generator, not"
+        + " the server, was the limit (its CPU > 85%, its sends lagged > 10 ms at p99, or its ticks"
+        + " stalled > 10 ms at p99.9): that row is not the server's figure.\n\n");
+    for (ResultRow r : rows) {
+      if (r.variant() != null) {
+        s.append("- K = ").append(r.concurrency()).append(", ").append(r.server()).append(": ")
+            .append(r.variant()).append('\n');
+      }
+    }
+    if (rows.stream().anyMatch(r -> r.variant() != null)) {
+      s.append('\n');
+    }
     s.append(summary(rows));
     s.append("![delivered](delivered.svg)\n\n![p99](p99.svg)\n\n![cpu](cpu-per-event.svg)\n");
     return s.toString();
@@ -161,6 +174,21 @@ public final class ReportWriter {
       }
     }
     return s.append('\n').toString();
+  }
+
+  private static String lostAndLate(ResultRow r) {
+    if (r.lostOnReconnect() == null) {
+      return "–";
+    }
+    return r.lostOnReconnect() + (r.lateOnReconnect() == null || r.lateOnReconnect() == 0 ? ""
+        : " (" + r.lateOnReconnect() + " late)");
+  }
+
+  private static String memory(ResultRow r) {
+    if (r.memKibPerRun() == null) {
+      return "–";
+    }
+    return String.format(Locale.ROOT, "%.1f (%.0f MiB)", r.memKibPerRun(), r.rssKibAtRest() / 1024.0);
   }
 
   private static String f1(Double v) {

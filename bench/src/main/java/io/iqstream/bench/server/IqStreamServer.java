@@ -23,6 +23,7 @@ public final class IqStreamServer extends ProcessServer {
   private final String name;
   private final List<String> jvmFlags;
   private int workers;
+  private JvmHeap heap;
 
   public IqStreamServer(Path jar, String name, List<String> jvmFlags) {
     this.jar = jar;
@@ -73,6 +74,32 @@ public final class IqStreamServer extends ProcessServer {
       throw new IllegalStateException("no port in: " + line);
     }
     return new IqStreamDriver("127.0.0.1", Integer.parseInt(m.group(1)), jwtSecret);
+  }
+
+  /** Live heap after a full collection, from the JVM's own counters (JMX, attached once per start). */
+  @Override
+  public long heapUsedKib() {
+    if (process == null) {
+      return -1;
+    }
+    try {
+      if (heap == null) {
+        heap = JvmHeap.attach(process.pid());
+      }
+      return heap.usedAfterFullGcKib();
+    } catch (Exception e) {
+      System.err.println("[bench] live heap of " + name + " not read: " + e);
+      return -1;
+    }
+  }
+
+  @Override
+  public void close() {
+    if (heap != null) {
+      heap.close();
+      heap = null;
+    }
+    super.close();
   }
 
   @Override

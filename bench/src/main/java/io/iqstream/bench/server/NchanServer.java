@@ -20,15 +20,22 @@ import java.util.List;
  */
 public final class NchanServer extends ProcessServer {
   private final Path peers;
+  private final NchanDriver.Publish publish;
   private int cpus;
 
-  public NchanServer(Path peers) {
+  public NchanServer(Path peers, NchanDriver.Publish publish) {
     this.peers = peers;
+    this.publish = publish;
   }
 
   @Override
   public String name() {
     return "nchan";
+  }
+
+  /** The publisher this instance drives. */
+  public NchanDriver.Publish publish() {
+    return publish;
   }
 
   @Override
@@ -94,14 +101,14 @@ public final class NchanServer extends ProcessServer {
     process = ServerProcess.start(List.of("nginx", "-p", dir.toString(), "-e",
         dir.resolve("logs/error.log").toString(), "-c", confFile.toString()), placement, dir, null);
     process.awaitPort(port, 10_000);
-    return new NchanDriver("127.0.0.1", port, secret);
+    return new NchanDriver("127.0.0.1", port, secret, publish);
   }
 
   @Override
   public String description() {
     return Peers.firstLine("nginx", "-v") + " with libnginx-mod-nchan (Debian); "
-        + "worker_processes " + cpus + ", memory store, message buffer 1000, HTTP POST publish per"
-        + " event (keep-alive), EventSource subscribe with Last-Event-ID resume, per-subscriber"
-        + " secure_link (MD5) authorization";
+        + "worker_processes " + cpus + ", memory store, message buffer 1000, publish: "
+        + publish.description() + ", EventSource subscribe with Last-Event-ID resume,"
+        + " per-subscriber secure_link (MD5) authorization";
   }
 }

@@ -17,6 +17,7 @@ import java.util.Map;
 public final class ProcTree {
   /** USER_HZ: the unit of utime/stime in /proc/[pid]/stat (100 on every Linux this runs on). */
   public static final long CLOCK_TICKS_PER_SEC = 100;
+  private static final Path PROC = Path.of("/proc");
 
   private ProcTree() {}
 
@@ -31,9 +32,14 @@ public final class ProcTree {
    * respawns workers) keeps counting through its parent.
    */
   public static long cpuMicros(List<Long> pids) {
+    return cpuMicros(PROC, pids);
+  }
+
+  /** {@link #cpuMicros(List)} under another /proc (a test's fixture). */
+  static long cpuMicros(Path proc, List<Long> pids) {
     long ticks = 0;
     for (long p : pids) {
-      long[] f = stat(p);
+      long[] f = stat(proc, p);
       if (f != null) {
         ticks += f[1] + f[2] + f[3] + f[4];
       }
@@ -51,10 +57,16 @@ public final class ProcTree {
    * nginx's shared memory zone, counted once over the processes that share them), else VmRSS.
    */
   public static long rssKib(List<Long> pids) {
+    return rssKib(PROC, pids);
+  }
+
+  /** {@link #rssKib(List)} under another /proc (a test's fixture). */
+  static long rssKib(Path proc, List<Long> pids) {
     long kib = 0;
     for (long p : pids) {
-      kib += field(Path.of("/proc", Long.toString(p), "smaps_rollup"), "Pss:")
-          .orElseGet(() -> field(Path.of("/proc", Long.toString(p), "status"), "VmRSS:").orElse(0L));
+      Path dir = proc.resolve(Long.toString(p));
+      kib += field(dir.resolve("smaps_rollup"), "Pss:")
+          .orElseGet(() -> field(dir.resolve("status"), "VmRSS:").orElse(0L));
     }
     return kib;
   }
@@ -74,14 +86,19 @@ public final class ProcTree {
 
   /** {@code pid} followed by every descendant alive now. */
   public static List<Long> withDescendants(long pid) {
+    return withDescendants(PROC, pid);
+  }
+
+  /** {@link #withDescendants(long)} under another /proc (a test's fixture). */
+  static List<Long> withDescendants(Path proc, long pid) {
     Map<Long, List<Long>> children = new HashMap<>();
-    try (DirectoryStream<Path> dir = Files.newDirectoryStream(Path.of("/proc"))) {
+    try (DirectoryStream<Path> dir = Files.newDirectoryStream(proc)) {
       for (Path p : dir) {
         String name = p.getFileName().toString();
         if (name.isEmpty() || !Character.isDigit(name.charAt(0))) {
           continue;
         }
-        long[] f = stat(Long.parseLong(name));
+        long[] f = stat(proc, Long.parseLong(name));
         if (f != null) {
           children.computeIfAbsent(f[0], x -> new ArrayList<>()).add(Long.parseLong(name));
         }
@@ -98,9 +115,9 @@ public final class ProcTree {
   }
 
   /** {ppid, utime, stime, cutime, cstime} of one process, null if it is gone. */
-  static long[] stat(long pid) {
+  static long[] stat(Path proc, long pid) {
     try {
-      String s = Files.readString(Path.of("/proc", Long.toString(pid), "stat"),
+      String s = Files.readString(proc.resolve(Long.toString(pid)).resolve("stat"),
           StandardCharsets.US_ASCII);
       // the command name may hold spaces and parentheses: fields start after the last ')'
       String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
@@ -114,7 +131,7 @@ public final class ProcTree {
 
   /** CPU time of this JVM (all threads), microseconds. */
   public static long selfCpuMicros() {
-    long[] f = stat(ProcessHandle.current().pid());
+    long[] f = stat(PROC, ProcessHandle.current().pid());
     return f == null ? 0 : (f[1] + f[2]) * 1_000_000L / CLOCK_TICKS_PER_SEC;
   }
 }

@@ -23,6 +23,15 @@ public interface ServerUnderTest extends AutoCloseable {
   /** The pid whose process tree is the server. */
   long pid();
 
+  /**
+   * Its live heap (after a full collection), KiB, for a server with a managed heap that the bench sizes
+   * and pre-touches apart from the rest of its memory (IQ-Stream's JVM); -1 for the others, whose heap
+   * grows inside their resident memory (Soketi's V8 heap, nginx's pools) and so is in the RSS figures.
+   */
+  default long heapUsedKib() {
+    return -1;
+  }
+
   /** The tail of the server's output (kept beside the results). */
   String output();
 

@@ -19,8 +19,8 @@ class ReportWriterTest {
 
   private static ResultRow row(String server, int k, double eps, double p99, double cpu) {
     return new ResultRow(server, 1, k, 60, 1000, 1000, 1.0, eps, eps, cpu, 0.5, 1.0, p99, p99 * 2,
-        p99 * 3, 0L, 10, 5.0, 9.0, 0, 0, 0, 12.5, 1000, 2000, false, null, 0.4, 1.2, 3.0, 2.0, 4.0,
-        100, 0, 0, 0, 0, "epoll", null);
+        p99 * 3, 0L, 7L, 10, 5.0, 9.0, 0, 0, 0, 12.5, 1000, 2000, 30.5, 200_000L, 203_000L, false,
+        null, 0.4, 1.2, 3.0, 2.0, 4.0, 100, 0, 0, 0, 0, "epoll", null, null);
   }
 
   @Test
@@ -34,7 +34,8 @@ class ReportWriterTest {
     JsonNode first = json.get("results").get(0);
     for (String field : List.of("server", "cpus", "concurrency", "events_expected",
         "events_delivered", "delivered_ratio", "events_per_sec", "cpu_us_per_event", "p50_ms",
-        "p99_ms", "p999_ms", "lost_on_reconnect", "duplicates", "rss_kib_per_run",
+        "p99_ms", "p999_ms", "lost_on_reconnect", "late_on_reconnect", "duplicates",
+        "rss_kib_per_run", "mem_kib_per_run", "heap_kib_at_rest", "heap_kib_loaded",
         "loadgen_limited")) {
       assertTrue(first.has(field), field);
     }
@@ -43,6 +44,8 @@ class ReportWriterTest {
     String report = Files.readString(dir.resolve("REPORT.md"));
     assertTrue(report.contains("| 300 | iqstream | 1 | 100.00% (1000/1000) |"), report);
     assertTrue(report.contains("failed: no npm"));
+    assertTrue(report.contains("| 0 (7 late) |"), "lost and late side by side: " + report);
+    assertTrue(report.contains("| 30.5 (1 MiB) |"), "memory per run and at rest: " + report);
     assertTrue(report.contains("IQ-Stream vs Nchan at K = 100, the highest load both kept up with"),
         report);
 

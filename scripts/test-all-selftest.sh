@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Tests scripts/test-all.sh's own rules on a fake tree (fake suites, a fake mvn, a fake server jar), so
+# that a weakened rule fails CI: a missing or non-executable suite fails under CI=true and is reported
+# as skipped elsewhere; a subset never prints "ALL TESTS PASSED"; a failing suite fails the run; an
+# unknown name in IQSTREAM_TEST_ONLY is refused. Run by test-all.sh (suite self); a few seconds.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+
+# the fake tree: test-all.sh itself, every suite script it names passing, a jar, an mvn that passes
+mkdir -p "$tmp/scripts" "$tmp/server/target" "$tmp/bin"
+cp "$here/test-all.sh" "$tmp/scripts/"
+touch "$tmp/server/target/iqstream-server.jar"
+printf '#!/bin/sh\nexit 0\n' >"$tmp/bin/mvn"
+chmod +x "$tmp/bin/mvn"
+mapfile -t scripts < <(grep -oE '^\s*\[[a-z0-9_-]+\]=[^ ]+' "$here/test-all.sh" | sed 's/.*=//')
+((${#scripts[@]} >= 5)) || { echo "selftest: found only ${#scripts[@]} suite scripts in test-all.sh" >&2; exit 1; }
+for s in "${scripts[@]}"; do
+  mkdir -p "$tmp/$(dirname "$s")"
+  printf '#!/bin/sh\necho "ran %s"\nexit 0\n' "$s" >"$tmp/$s"
+  chmod +x "$tmp/$s"
+done
+all="$(grep -oE '^ALL_SUITES=\(.*\)' "$here/test-all.sh" | sed 's/.*(\(.*\))/\1/' | tr ' ' ',')"
+
+fails=0
+# expect RC PATTERN ENV... : runs the fake test-all.sh with ENV; checks its status and last line
+expect() {
+  local want_rc="$1" pattern="$2"; shift 2
+  local out rc=0
+  out="$(env -u CI -u IQSTREAM_TEST_ONLY PATH="$tmp/bin:$PATH" "$@" "$tmp/scripts/test-all.sh" 2>&1)" || rc=$?
+  local last="${out##*$'\n'}"
+  if [[ "$rc" != "$want_rc" || ! "$last" =~ $pattern ]]; then
+    echo "selftest FAILED: [$*] gave rc $rc, last line '$last'; wanted rc $want_rc and /$pattern/"
+    echo "$out" | sed 's/^/    /'
+    fails=$((fails + 1))
+  else
+    echo "selftest ok: [$*] -> rc $rc, '$last'"
+  fi
+}
+
+expect 0 '^ALL TESTS PASSED$' CI=true
+expect 0 '^PASSED \(subset: maven,js\)$' IQSTREAM_TEST_ONLY=maven,js
+expect 0 '^PASSED \(subset: js\)$' CI=true IQSTREAM_TEST_ONLY=js
+expect 2 "unknown suite 'jss'" IQSTREAM_TEST_ONLY=jss
+
+chmod -x "$tmp/clients/js/run-tests.sh"            # not executable
+rm "$tmp/deploy/test-lb.sh"                         # missing
+expect 1 '^FAILED: js lb$' CI=true
+expect 0 '^PASSED \(subset: .*; skipped: js,lb\)$'
+expect 0 '^PASSED \(subset: none; skipped: lb\)$' IQSTREAM_TEST_ONLY=lb
+chmod +x "$tmp/clients/js/run-tests.sh"
+
+printf '#!/bin/sh\nexit 3\n' >"$tmp/clients/python/run-tests.sh"   # a failing suite
+expect 1 '^FAILED: python lb$' CI=true
+expect 1 '^FAILED: python$' IQSTREAM_TEST_ONLY=python
+
+[[ -n "$all" ]] || { echo "selftest: no ALL_SUITES in test-all.sh" >&2; exit 1; }
+((fails == 0)) || { echo "test-all selftest: $fails check(s) failed"; exit 1; }
+echo "test-all selftest: all checks passed (suites: $all)"
