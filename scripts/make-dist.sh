@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the self-contained distribution: target/dist/iqstream-<version>-linux-x64.tar.gz, holding
 #   runtime/          a Java runtime made with jlink (only the modules the server needs)
-#   lib/              the server jar
+#   lib/              the server jar, and Netty's native transports unpacked (lib/native)
 #   bin/iqstream      the launcher (from deploy/dist/iqstream, JVM flags copied from ./iqstream)
 #   VERSION           version and git commit
 # and the same tree unpacked in target/dist/iqstream/ (what the Dockerfile copies).
@@ -50,6 +50,11 @@ echo "iqstream dist: jlink $MODULES" >&2
 "${JDK_BIN}jlink" --add-modules "$MODULES" --strip-debug --no-man-pages --no-header-files --compress=zip-6 \
   --output "$STAGE/runtime"
 cp "$JAR" "$STAGE/lib/iqstream-server.jar"
+# Netty's native transports, unpacked: the launcher puts lib/native on java.library.path, where Netty looks first,
+# so the server needs no writable, exec-able /tmp to extract them (a read-only root filesystem keeps epoll)
+mkdir -p "$STAGE/lib/native"
+(cd "$STAGE/lib/native" && "${JDK_BIN}jar" xf "$JAR" META-INF/native/ && find META-INF -name '*.so' -exec mv {} . \; \
+  && rm -rf META-INF)
 printf 'iqstream %s\ncommit %s\njava %s\n' "$VERSION" "$JAR_COMMIT" \
   "$(sed -n 's/^JAVA_VERSION="\(.*\)"/\1/p' "$STAGE/runtime/release")" >"$STAGE/VERSION"
 # the launcher: the template with the JVM flags of ./iqstream (one list of flags for both)

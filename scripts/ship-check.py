@@ -169,7 +169,7 @@ def drain(s: Server, stop_cmd):
     chunk(ndjson(events[:1]))
     # the run exists (and so is the server's to finish) once a reader sees its first event
     first_seen(s, run_id)
-    stopper = subprocess.Popen(stop_cmd)
+    stopper = subprocess.Popen(stop_cmd, stdout=subprocess.DEVNULL)
     s.wait_status("/readyz", 503, 20)
     status, body = s.publish(f"{run_id}-late", events_of(f"{run_id}-late"))
     if status != 503:

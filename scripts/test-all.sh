@@ -4,11 +4,12 @@
 #   2. clients/js (node --test), clients/python (unittest)
 #   3. e2e browser tests in headless Chromium (installs Chromium if missing)
 #   4. deploy/test-lb.sh: HAProxy and nginx hashing run ids over several nodes
-# Set IQSTREAM_TEST_ONLY=maven,js,python,e2e,lb to run a subset.
+#   5. dist (scripts/test-dist.sh), k8s (deploy/kubernetes/test-manifests.py), image (scripts/test-image.sh)
+# Set IQSTREAM_TEST_ONLY=maven,js,python,e2e,lb,dist,k8s,image to run a subset.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-ONLY="${IQSTREAM_TEST_ONLY:-maven,js,python,e2e,lb}"
+ONLY="${IQSTREAM_TEST_ONLY:-maven,js,python,e2e,lb,dist,k8s,image}"
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 export IQSTREAM_JAR="$ROOT/server/target/iqstream-server.jar"
 failed=()
@@ -27,5 +28,8 @@ want js && [[ -x clients/js/run-tests.sh ]] && step js clients/js/run-tests.sh
 want python && [[ -x clients/python/run-tests.sh ]] && step python clients/python/run-tests.sh
 want e2e && [[ -x e2e/run-tests.sh ]] && step e2e e2e/run-tests.sh
 want lb && [[ -x deploy/test-lb.sh ]] && step lb deploy/test-lb.sh
+want dist && step dist scripts/test-dist.sh
+want k8s && step k8s python3 deploy/kubernetes/test-manifests.py
+want image && step image scripts/test-image.sh
 if ((${#failed[@]})); then echo "FAILED: ${failed[*]}"; exit 1; fi
 echo "ALL TESTS PASSED"

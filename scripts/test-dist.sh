@@ -5,7 +5,7 @@
 #   1. bin/iqstream --version prints the jar's version and commit;
 #   2. bin/iqstream serve (secret from IQSTREAM_JWT_SECRET, port 0) sizes the JVM (memory plan logged, -Xmx and
 #      -XX:MaxDirectMemorySize on the java it exec'd, IQSTREAM_MEMORY_BUDGET honoured), runs as the launcher's own
-#      PID (exec), and serves a run end to end, resumed with Last-Event-ID (scripts/ship-check.py story);
+#      PID (exec), loads the native epoll transport from lib/native, and serves a run end to end, resumed with Last-Event-ID (scripts/ship-check.py story);
 #   3. SIGTERM drains: /readyz 503, new runs 503, the open run finishes, then the process exits.
 # Needs root (unshare -m), python3, curl-free. Env: KEEP_WORK=1 keeps the temp folder.
 set -euo pipefail
@@ -13,6 +13,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK="$(mktemp -d /tmp/iqstream-dist.XXXXXX)"
 cleanup() {
   local rc=$?
+  set +e   # clean up everything, whatever fails
   [[ -n "${SERVER_PID:-}" ]] && kill -KILL "$SERVER_PID" 2>/dev/null
   if [[ $rc -ne 0 || "${KEEP_WORK:-0}" == 1 ]]; then echo "test-dist: work folder kept: $WORK"; else rm -rf "$WORK"; fi
 }
@@ -22,8 +23,9 @@ t0=$SECONDS
 if [[ $(id -u) -ne 0 ]] || ! command -v unshare >/dev/null; then
   echo "test-dist: SKIP: needs root and unshare (util-linux) to hide the JDK"; exit 0
 fi
-IQSTREAM_DIST_REUSE_JAR=1 IQSTREAM_DIST_OUT="$WORK/out" "$ROOT/scripts/make-dist.sh"
-archive="$(ls "$WORK"/out/iqstream-*-linux-x64.tar.gz)"
+# into target/dist, where scripts/test-image.sh (next in ./iqstream test) takes it from
+IQSTREAM_DIST_REUSE_JAR=1 "$ROOT/scripts/make-dist.sh"
+archive="$(ls -t "$ROOT"/target/dist/iqstream-*-linux-x64.tar.gz | head -1)"
 mkdir "$WORK/opt"
 tar -xzf "$archive" -C "$WORK/opt"
 home="$(ls -d "$WORK"/opt/iqstream-*-linux-x64)"
@@ -59,7 +61,8 @@ unshare -m -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$WORK" WORK="$WORK
     || { echo "test-dist: FAIL: JVM not sized: $cmdline"; exit 1; }
   grep -q "memory plan: .*(--memory-budget).*event-log budget 64m" "$WORK/server.err" \
     || { echo "test-dist: FAIL: no memory plan for IQSTREAM_MEMORY_BUDGET=64m"; cat "$WORK/server.err"; exit 1; }
-  echo "ok   serve: $base, PID $pid is the bundled java, $(grep -o "memory plan:.*" "$WORK/server.err")"
+  grep -q "(epoll, " "$WORK/server.out" || { echo "test-dist: FAIL: not on epoll: $(grep listening "$WORK/server.out")"; exit 1; }
+  echo "ok   serve: $base, epoll, PID $pid is the bundled java, $(grep -o "memory plan:.*" "$WORK/server.err")"
 
   python3 "$ROOT/scripts/ship-check.py" story "$base" "$secret"
   python3 "$ROOT/scripts/ship-check.py" drain "$base" "$secret" -- kill -TERM $pid
