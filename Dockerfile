@@ -13,8 +13,9 @@
 # BuildKit is needed (the default builder since Docker 23; DOCKER_BUILDKIT=1 before): it builds only the stages
 # the final image uses, and keeps Maven's downloads in a cache mount between builds.
 #
-# No secret is in the image: give the JWT key at run time, as IQSTREAM_JWT_SECRET (HS*) or as a mounted public
-# key file (-v ./key.pem:/run/secrets/jwt.pem:ro -e IQSTREAM_JWT_PUBLIC_KEY=/run/secrets/jwt.pem). Without one the
+# No secret is in the image: give the JWT key at run time, as IQSTREAM_JWT_SECRET (HS*), as a mounted secret file
+# (-e IQSTREAM_JWT_SECRET_FILE=/run/secrets/jwt-secret), or as a mounted public key file
+# (-v ./key.pem:/run/secrets/jwt.pem:ro -e IQSTREAM_JWT_PUBLIC_KEY=/run/secrets/jwt.pem). Without one the
 # server starts in development mode with a random secret it prints. Memory (heap, direct memory, event-log
 # budget) is sized from the container's limit (--memory). Stop = drain: SIGTERM, then up to --drain-timeout
 # (60s by default) for running runs; give `docker stop -t` more than that.

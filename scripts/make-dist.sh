@@ -47,7 +47,9 @@ rm -rf "$STAGE" "$OUT/iqstream" "$OUT/$NAME.tar.gz"
 mkdir -p "$STAGE/bin" "$STAGE/lib"
 if "${JDK_BIN}java" --list-modules 2>/dev/null | grep -q '^jdk.crypto.ec@'; then MODULES="$MODULES,jdk.crypto.ec"; fi
 echo "iqstream dist: jlink $MODULES" >&2
-"${JDK_BIN}jlink" --add-modules "$MODULES" --strip-debug --no-man-pages --no-header-files --compress=zip-6 \
+# --strip-java-debug-attributes, not --strip-debug: on Linux that also strips native symbols with objcopy, which
+# build images (maven:*) lack, for no gain (the JDK's libraries carry no debug info)
+"${JDK_BIN}jlink" --add-modules "$MODULES" --strip-java-debug-attributes --no-man-pages --no-header-files --compress=zip-6 \
   --output "$STAGE/runtime"
 cp "$JAR" "$STAGE/lib/iqstream-server.jar"
 # Netty's native transports, unpacked: the launcher puts lib/native on java.library.path, where Netty looks first,

@@ -5,8 +5,9 @@
 #      ~/.cache/iqstream/debian-bookworm-minbase.tar;
 #   2. checks its config: non-root user, STOPSIGNAL SIGTERM, EXPOSE 8080, HEALTHCHECK on iqstream health, no
 #      IQSTREAM_JWT_SECRET baked in;
-#   3. runs it as a user would in production: `docker run --network none --memory 256m --read-only --tmpfs /tmp
-#      -e IQSTREAM_JWT_SECRET=...`: the JVM is sized from the 256m cgroup limit, runs as uid 10001, turns
+#   3. `docker run IMAGE --version` prints the archive's version and commit; then runs it as a user would in
+#      production: `docker run --network none --memory 256m --read-only --tmpfs /tmp`, the JWT secret in a mounted
+#      file (IQSTREAM_JWT_SECRET_FILE): the JVM is sized from the 256m cgroup limit, runs as uid 10001, turns
 #      healthy, serves a run end to end and resumes it (scripts/ship-check.py story, run on the host inside the
 #      container's network namespace via nsenter);
 #   4. `docker stop` drains: /readyz 503, new runs 503, the open run finishes, exit 143 after "stopped".
@@ -75,8 +76,10 @@ for _ in $(seq 1 300); do "${D[@]}" info >/dev/null 2>&1 && break; kill -0 $DPID
 "${D[@]}" import "$BASE_TAR" "$BASE_IMAGE" >/dev/null
 ok "own dockerd (PID $DPID) up, base imported"
 
-# 2. the image, from the archive in target/dist (made now unless it holds the server jar already built)
-if ! cmp -s "$ROOT/server/target/iqstream-server.jar" "$ROOT/target/dist/iqstream/lib/iqstream-server.jar"; then
+# 2. the image, from the archive in target/dist (made now unless it is up to date: scripts/test-dist.sh makes it)
+vfile="$ROOT/target/dist/iqstream/VERSION"
+if [[ ! -f "$vfile" ]] || ! cmp -s "$ROOT/server/target/iqstream-server.jar" "$ROOT/target/dist/iqstream/lib/iqstream-server.jar" \
+    || [[ -n "$(find "$ROOT/deploy/dist" "$ROOT/scripts/make-dist.sh" "$ROOT/iqstream" -newer "$vfile" -print -quit)" ]]; then
   IQSTREAM_DIST_REUSE_JAR=1 "$ROOT/scripts/make-dist.sh"
 fi
 # --network none: the engine here has no bridge, and the build needs no network anyway
@@ -95,9 +98,16 @@ IFS='|' read -r user stopsig ports health env <<<"$cfg"
 [[ "$env" != *JWT_SECRET* && "$env" != *SECRET* ]] || fail "a secret is baked in: $env"
 ok "config: user $user, STOPSIGNAL $stopsig, ports $ports, healthcheck $health, no secret in Env"
 
-# 3. run it: no network, 256 MiB, read-only root
+want_version="iqstream $(sed -n 's/^iqstream //p' "$vfile") (commit $(sed -n 's/^commit //p' "$vfile"))"
+got_version="$("${D[@]}" run --rm --network none "$IMAGE" --version)"
+[[ "$got_version" == "$want_version" ]] || fail "--version in the image: '$got_version', expected '$want_version'"
+ok "docker run IMAGE --version: $got_version"
+
+# 3. run it: no network, 256 MiB, read-only root, the secret from a mounted file
 secret="image-test-secret-$RANDOM-0123456789abcdef0123456789"
-CID="$("${D[@]}" run -d --network none --memory 256m --read-only --tmpfs /tmp -e IQSTREAM_JWT_SECRET="$secret" \
+printf '%s\n' "$secret" >"$WORK/jwt-secret" && chmod 644 "$WORK/jwt-secret"
+CID="$("${D[@]}" run -d --network none --memory 256m --read-only --tmpfs /tmp \
+  -v "$WORK/jwt-secret:/run/secrets/jwt-secret:ro" -e IQSTREAM_JWT_SECRET_FILE=/run/secrets/jwt-secret \
   "$IMAGE" --drain-timeout 30s)"
 for _ in $(seq 1 600); do
   "${D[@]}" logs "$CID" 2>/dev/null | grep -q "listening on" && break
