@@ -18,8 +18,10 @@ JDK_BIN="${JAVA_HOME:+$JAVA_HOME/bin/}"
 COMMIT="${IQSTREAM_COMMIT:-$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
 # The modules the server needs (jdeps --print-module-deps lists more: java.desktop, java.sql and java.naming are
 # only reached by optional Jackson and Netty SSL code the server never runs; jdk.jfr is Netty's optional events).
+# java.management is not in jdeps' list but is needed: Netty reads -XX:MaxDirectMemorySize through it, and without
+# it takes the heap size as its direct-memory limit, so the event-log budget shrinks (the tests check /metrics).
 # jdk.crypto.ec holds the EC signature code on JDK 21 (empty from JDK 22 on); it is added when the JDK has it.
-MODULES="java.base,java.net.http,jdk.unsupported"
+MODULES="java.base,java.management,java.net.http,jdk.unsupported"
 
 jar_props() { # the jar's build.properties (version=, commit=), or nothing
   local d; d="$(mktemp -d)"

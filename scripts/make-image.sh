@@ -4,12 +4,13 @@
 #   TAG                        default iqstream:<version>
 #   env DOCKER                 the docker command (default: docker; e.g. "docker -H unix:///run/my.sock")
 #   env IQSTREAM_RUN_IMAGE     the base image (default: the Dockerfile's, debian:bookworm-slim)
+#   env IQSTREAM_IMAGE_USE_DIST=1  take target/dist/iqstream as it is (no make-dist.sh)
 #   env IQSTREAM_IMAGE_BUILD_ARGS  more `docker build` arguments, split at spaces (e.g. --network none)
 #   env IQSTREAM_DIST_REUSE_JAR=1 and the other make-dist.sh variables pass through.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 read -r -a docker <<<"${DOCKER:-docker}"
-"$ROOT/scripts/make-dist.sh"
+[[ "${IQSTREAM_IMAGE_USE_DIST:-0}" == 1 && -f "$ROOT/target/dist/iqstream/VERSION" ]] || "$ROOT/scripts/make-dist.sh"
 version="$(sed -n 's/^iqstream //p' "$ROOT/target/dist/iqstream/VERSION")"
 commit="$(sed -n 's/^commit //p' "$ROOT/target/dist/iqstream/VERSION")"
 tag="${1:-iqstream:$version}"

@@ -2,9 +2,10 @@
 """What a user does with a freshly installed IQ-Stream (archive or image), checked; stdlib only.
 
 Used by scripts/test-dist.sh and scripts/test-image.sh:
-  ship-check.py story BASE_URL SECRET
+  ship-check.py story BASE_URL SECRET [BUDGET_MIB]
       publishes a run (NDJSON), reads it back over SSE (ids 1..5, the events sent), resumes with
-      Last-Event-ID: 2 (ids 3..5 only), and checks /healthz and /readyz answer 200.
+      Last-Event-ID: 2 (ids 3..5 only), and checks /healthz and /readyz answer 200; with BUDGET_MIB, that
+      /metrics reports that event-log budget (the JVM really got the direct memory the launcher planned).
   ship-check.py drain BASE_URL SECRET -- STOP_CMD...
       opens a publish and sends one event, runs STOP_CMD (which sends SIGTERM) in the background, waits for
       /readyz to answer 503, checks a new run is refused (503), finishes the open run (its publish answers
@@ -16,6 +17,7 @@ import hashlib
 import hmac
 import http.client
 import json
+import re
 import subprocess
 import sys
 import time
@@ -123,7 +125,7 @@ def expect_frames(frames, events, first_id: int, what: str):
         fail(f"{what}: got {frames}, expected {want}")
 
 
-def story(s: Server):
+def story(s: Server, budget_mib=None):
     for path in ("/healthz", "/readyz"):
         status, body = s.get(path)
         if status != 200:
@@ -135,7 +137,16 @@ def story(s: Server):
         fail(f"publish: {status} {body[:200]!r}")
     expect_frames(s.read(run_id), events, 1, "read from the start")
     expect_frames(s.read(run_id, last_event_id=2), events[2:], 3, "resume with Last-Event-ID: 2")
-    print(f"ship-check: story ok (run {run_id}: published 5, read 5, resumed after 2 -> 3 events)")
+    budget = ""
+    if budget_mib is not None:
+        status, body = s.get("/metrics")
+        m = re.search(rb"^iqstream_memory_budget_bytes (\d+)", body, re.M)
+        if status != 200 or not m:
+            fail(f"/metrics: {status}, no iqstream_memory_budget_bytes")
+        if int(m.group(1)) != int(budget_mib) << 20:
+            fail(f"/metrics budget {int(m.group(1)) >> 20} MiB, the launcher planned {budget_mib} MiB")
+        budget = f", /metrics budget {budget_mib} MiB as planned"
+    print(f"ship-check: story ok (run {run_id}: published 5, read 5, resumed after 2 -> 3 events{budget})")
 
 
 def first_seen(s: Server, run_id: str):
@@ -199,7 +210,7 @@ def main():
     cmd, base, secret = sys.argv[1:4]
     s = Server(base, secret)
     if cmd == "story":
-        story(s)
+        story(s, sys.argv[4] if len(sys.argv) > 4 else None)
     elif cmd == "drain" and len(sys.argv) > 5 and sys.argv[4] == "--":
         drain(s, sys.argv[5:])
     else:

@@ -64,7 +64,7 @@ unshare -m -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$WORK" WORK="$WORK
   grep -q "(epoll, " "$WORK/server.out" || { echo "test-dist: FAIL: not on epoll: $(grep listening "$WORK/server.out")"; exit 1; }
   echo "ok   serve: $base, epoll, PID $pid is the bundled java, $(grep -o "memory plan:.*" "$WORK/server.err")"
 
-  python3 "$ROOT/scripts/ship-check.py" story "$base" "$secret"
+  python3 "$ROOT/scripts/ship-check.py" story "$base" "$secret" 64
   python3 "$ROOT/scripts/ship-check.py" drain "$base" "$secret" -- kill -TERM $pid
   for _ in $(seq 1 600); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
   if kill -0 $pid 2>/dev/null; then echo "test-dist: FAIL: still running 60 s after SIGTERM"; exit 1; fi

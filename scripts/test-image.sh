@@ -83,7 +83,7 @@ if [[ ! -f "$vfile" ]] || ! cmp -s "$ROOT/server/target/iqstream-server.jar" "$R
   IQSTREAM_DIST_REUSE_JAR=1 "$ROOT/scripts/make-dist.sh"
 fi
 # --network none: the engine here has no bridge, and the build needs no network anyway
-DOCKER="${D[*]}" IQSTREAM_RUN_IMAGE="$BASE_IMAGE" IQSTREAM_IMAGE_BUILD_ARGS="--network none" \
+DOCKER="${D[*]}" IQSTREAM_RUN_IMAGE="$BASE_IMAGE" IQSTREAM_IMAGE_BUILD_ARGS="--network none" IQSTREAM_IMAGE_USE_DIST=1 \
   "$ROOT/scripts/make-image.sh" "$IMAGE" >"$WORK/build.log" 2>&1 \
   || { tail -30 "$WORK/build.log"; fail "docker build"; }
 size_mib="$("${D[@]}" image inspect -f '{{.Size}}' "$IMAGE" | awk '{printf "%.1f", $1 / 1048576}')"
@@ -130,7 +130,8 @@ transport="$(grep -o '([a-z_]*, [0-9]* workers)' <<<"$logs")"
   || fail "native transport not loaded on the read-only root: $transport"
 ok "runs as uid $uid, $plan; java is PID 1 with -Xmx${heap}m; $transport"
 "${D[@]}" exec "$CID" /opt/iqstream/bin/iqstream health >/dev/null || fail "iqstream health in the container"
-nsenter -t "$pid" -n python3 "$ROOT/scripts/ship-check.py" story http://127.0.0.1:8080 "$secret" || fail "story"
+budget="$(sed -n 's/.*event-log budget \([0-9]*\)m.*/\1/p' <<<"$plan")"
+nsenter -t "$pid" -n python3 "$ROOT/scripts/ship-check.py" story http://127.0.0.1:8080 "$secret" "$budget" || fail "story"
 for _ in $(seq 1 400); do
   [[ "$("${D[@]}" inspect -f '{{.State.Health.Status}}' "$CID")" == healthy ]] && break; sleep 0.1
 done
