@@ -5,9 +5,10 @@
 #   1. bin/iqstream --version prints the jar's version and commit;
 #   2. bin/iqstream serve (secret from IQSTREAM_JWT_SECRET, port 0) sizes the JVM (memory plan logged, -Xmx and
 #      -XX:MaxDirectMemorySize on the java it exec'd, IQSTREAM_MEMORY_BUDGET honoured), runs as the launcher's own
-#      PID (exec), loads the native epoll transport from lib/native, and serves a run end to end, resumed with Last-Event-ID (scripts/ship-check.py story);
+#      PID (exec), loads the native epoll transport from lib/native, serves a run end to end, resumes it with
+#      Last-Event-ID, and /metrics shows the planned budget (scripts/ship-check.py story);
 #   3. SIGTERM drains: /readyz 503, new runs 503, the open run finishes, then the process exits.
-# Needs root (unshare -m), python3, curl-free. Env: KEEP_WORK=1 keeps the temp folder.
+# Needs root (for unshare -m) and python3; prints SKIP and passes without root. Env: KEEP_WORK=1 keeps the temp folder.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK="$(mktemp -d /tmp/iqstream-dist.XXXXXX)"
