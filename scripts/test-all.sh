@@ -8,6 +8,9 @@
 #   python  clients/python (unittest)
 #   e2e     browser tests in headless Chromium (installs Chromium if missing)
 #   lb      deploy/test-lb.sh: HAProxy and nginx hashing run ids over several nodes
+#   dist    the jlink archive run with no JDK visible (scripts/test-dist.sh)
+#   k8s     the Kubernetes manifests' structure (deploy/kubernetes/test-manifests.py)
+#   image   the container image built and run under a local dockerd (scripts/test-image.sh)
 # Set IQSTREAM_TEST_ONLY=maven,js,... to run a subset: the last line then says which ran
 # ("PASSED (subset: maven,js)"); only a run of every suite prints "ALL TESTS PASSED".
 # Under CI (CI=true) a suite whose script is missing or not executable fails the run; elsewhere it is
@@ -19,7 +22,7 @@ cd "$ROOT"
 # ---- the suites: name and script, in the order they run (maven is special: it builds the jar).
 # To add a suite: its name in ALL_SUITES and its executable script (no arguments) in SUITE_SCRIPT;
 # scripts/test-all-selftest.sh then checks it is run, and fails CI when its script is missing.
-ALL_SUITES=(maven fuzz self agui js python e2e lb)
+ALL_SUITES=(maven fuzz self agui js python e2e lb dist k8s image)
 declare -A SUITE_SCRIPT=(
   [fuzz]=scripts/fuzz.sh
   [self]=scripts/test-all-selftest.sh
@@ -28,6 +31,9 @@ declare -A SUITE_SCRIPT=(
   [python]=clients/python/run-tests.sh
   [e2e]=e2e/run-tests.sh
   [lb]=deploy/test-lb.sh
+  [dist]=scripts/test-dist.sh
+  [k8s]=deploy/kubernetes/test-manifests.py
+  [image]=scripts/test-image.sh
 )
 
 ALL="$(IFS=,; echo "${ALL_SUITES[*]}")"

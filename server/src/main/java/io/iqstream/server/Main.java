@@ -13,7 +13,7 @@ import java.util.List;
 
 /** {@code iqstream serve [flags]}: parses flags, starts the server, prints where it listens, drains on SIGTERM. */
 public final class Main {
-    public static final String VERSION = "0.1.0";
+    public static final String VERSION = BuildInfo.VERSION;
 
     private Main() {}
 
@@ -22,7 +22,7 @@ public final class Main {
         if (args.length > 0 && args[0].equals("serve")) {
             rest = Arrays.copyOfRange(args, 1, args.length);
         } else if (args.length > 0 && (args[0].equals("--version") || args[0].equals("version"))) {
-            System.out.println("iqstream " + VERSION);
+            System.out.println(BuildInfo.describe());
             return;
         } else if (args.length == 0 || !args[0].startsWith("--")) {
             System.out.print(ConfigParser.help());

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Checks the Kubernetes manifests in this folder against the server they deploy (no cluster needed).
+
+  python3 deploy/kubernetes/test-manifests.py [HELP_FILE]
+
+HELP_FILE is the output of `iqstream serve --help` (default: runs `java -jar server/target/iqstream-server.jar
+--help`). Checks: every manifest parses; every IQSTREAM_* variable and --flag the Deployment sets is one the server
+has; the ports the env sets are the container ports the probes and Services use; readiness on /readyz and liveness
+on /healthz; the grace period covers the preStop pause plus the drain timeout; a memory limit (= request); non-root
+as the image's user, read-only root with /tmp from an emptyDir; no service-link env; the JWT secret from the
+Secret of secret.example.yaml; the image tag is the project's version; selectors match; the headless Service,
+PodDisruptionBudget and kustomization are whole. Needs PyYAML (installed with pip when missing).
+Exits non-zero listing every problem found.
+"""
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+try:
+    import yaml
+except ImportError:
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "pyyaml"], check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        import yaml
+    except ImportError:
+        print("test-manifests: SKIP: PyYAML is not installed and pip could not install it")
+        sys.exit(0)
+
+problems = []
+
+
+def check(cond, msg):
+    if not cond:
+        problems.append(msg)
+    return cond
+
+
+def duration_s(text):
+    m = re.fullmatch(r"(\d+)(ms|s|m|h)?", text.strip())
+    if not m:
+        raise ValueError(f"not a duration: {text}")
+    n, unit = int(m.group(1)), m.group(2) or "s"
+    return n * {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[unit]
+
+
+def mem_bytes(text):
+    m = re.fullmatch(r"(\d+)(Ki|Mi|Gi|Ti)?", str(text))
+    if not m:
+        raise ValueError(f"not a quantity: {text}")
+    return int(m.group(1)) * {None: 1, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40}[m.group(2)]
+
+
+def server_help():
+    if len(sys.argv) > 1:
+        with open(sys.argv[1], encoding="utf-8") as f:
+            return f.read()
+    jar = os.environ.get("IQSTREAM_JAR", os.path.join(ROOT, "server/target/iqstream-server.jar"))
+    java = os.path.join(os.environ["JAVA_HOME"], "bin/java") if os.environ.get("JAVA_HOME") else "java"
+    return subprocess.run([java, "-jar", jar, "--help"], check=True, capture_output=True, text=True).stdout
+
+
+def load_all():
+    docs = {}
+    for name in sorted(os.listdir(HERE)):
+        if name.endswith(".yaml"):
+            with open(os.path.join(HERE, name), encoding="utf-8") as f:
+                docs[name] = [d for d in yaml.safe_load_all(f) if d is not None]
+    return docs
+
+
+def one(docs, kind, name=None):
+    found = [d for ds in docs.values() for d in ds
+             if d.get("kind") == kind and (name is None or d["metadata"]["name"] == name)]
+    check(len(found) == 1, f"expected one {kind} {name or ''}, found {len(found)}")
+    return found[0] if found else {}
+
+
+def selects(selector, labels):
+    return bool(selector) and all(labels.get(k) == v for k, v in selector.items())
+
+
+def main():
+    help_text = server_help()
+    flags = set(re.findall(r"^\s+(--[a-z0-9-]+)", help_text, re.M))
+    envs = set(re.findall(r"\b(IQSTREAM_[A-Z0-9_]+)\b", help_text))
+    if not (flags and envs):
+        sys.exit("test-manifests: could not read flags from --help")
+    docs = load_all()
+    dep = one(docs, "Deployment", "iqstream")
+    pod = dep["spec"]["template"]["spec"]
+    pod_labels = dep["spec"]["template"]["metadata"]["labels"]
+    check(selects(dep["spec"]["selector"]["matchLabels"], pod_labels), "Deployment selector misses its pods")
+    (c,) = [x for x in pod["containers"] if x["name"] == "iqstream"]
+
+    # flags and environment
+    env = {e["name"]: e for e in c.get("env", [])}
+    for name in env:
+        check(not name.startswith("IQSTREAM_") or name in envs, f"env {name}: the server has no such variable")
+    for arg in c.get("args", []) + c.get("command", []):
+        if arg.startswith("--"):
+            check(arg.split("=")[0] in flags, f"arg {arg}: the server has no such flag")
+    check(pod.get("enableServiceLinks") is False,
+          "enableServiceLinks must be false (a Service named iqstream injects IQSTREAM_PORT=tcp://...)")
+
+    # ports
+    ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+    check(str(ports.get("http")) == env.get("IQSTREAM_PORT", {}).get("value"), "port http != IQSTREAM_PORT")
+    admin = env.get("IQSTREAM_ADMIN_PORT", {}).get("value")
+    check(admin is None or str(ports.get("admin")) == admin, "port admin != IQSTREAM_ADMIN_PORT")
+    probe_port = "admin" if admin else "http"
+    for probe, path in (("readinessProbe", "/readyz"), ("livenessProbe", "/healthz")):
+        get = c.get(probe, {}).get("httpGet", {})
+        check(get.get("path") == path, f"{probe} must GET {path}, has {get.get('path')}")
+        check(get.get("port") == probe_port, f"{probe} port {get.get('port')}, expected {probe_port}")
+    if "startupProbe" in c:
+        check(c["startupProbe"]["httpGet"].get("port") in ports, "startupProbe on an unknown port")
+
+    # stop = drain
+    drain_s = duration_s(env.get("IQSTREAM_DRAIN_TIMEOUT", {}).get("value", "60s"))
+    pre = c.get("lifecycle", {}).get("preStop", {})
+    pause_s = pre.get("sleep", {}).get("seconds", 0)
+    cmd = pre.get("exec", {}).get("command", [])
+    if len(cmd) == 2 and cmd[0] == "sleep":
+        pause_s = duration_s(cmd[1])
+    check(pre, "no preStop hook")
+    grace = pod.get("terminationGracePeriodSeconds", 30)
+    check(grace > pause_s + drain_s, f"terminationGracePeriodSeconds {grace} <= preStop {pause_s}s + drain {drain_s}s")
+
+    # memory sizing
+    res = c.get("resources", {})
+    limit = res.get("limits", {}).get("memory")
+    if check(limit is not None, "no memory limit: the server sizes itself from it"):
+        check(mem_bytes(limit) >= 256 << 20, f"memory limit {limit} below 256Mi")
+        check(res.get("requests", {}).get("memory") == limit, "memory request != limit")
+
+    # security
+    with open(os.path.join(ROOT, "Dockerfile"), encoding="utf-8") as f:
+        dockerfile = f.read()
+    user = re.search(r"^USER (\d+)", dockerfile, re.M)
+    psc, csc = pod.get("securityContext", {}), c.get("securityContext", {})
+    check(psc.get("runAsNonRoot") is True, "runAsNonRoot not set")
+    check(user and psc.get("runAsUser") == int(user.group(1)), "runAsUser is not the image's USER")
+    check(csc.get("readOnlyRootFilesystem") is True, "root filesystem not read-only")
+    check(csc.get("allowPrivilegeEscalation") is False, "allowPrivilegeEscalation not false")
+    check("ALL" in csc.get("capabilities", {}).get("drop", []), "capabilities not dropped")
+    vols = {v["name"]: v for v in pod.get("volumes", [])}
+    tmp = [m for m in c.get("volumeMounts", []) if m["mountPath"] == "/tmp"]
+    check(tmp and "emptyDir" in vols.get(tmp[0]["name"], {}), "/tmp is not an emptyDir (read-only root)")
+    for port in ports.values():
+        check(re.search(rf"^EXPOSE .*\b{port}\b", dockerfile, re.M), f"Dockerfile does not EXPOSE {port}")
+
+    # the secret
+    ref = env.get("IQSTREAM_JWT_SECRET", {}).get("valueFrom", {}).get("secretKeyRef", {})
+    secret = one(docs, "Secret", ref.get("name"))
+    check(ref.get("key") in secret.get("stringData", {}), "secretKeyRef key not in secret.example.yaml")
+    check(not ref.get("optional"), "the JWT secret must not be optional (else dev mode)")
+    check("value" not in env.get("IQSTREAM_JWT_SECRET", {}), "JWT secret written in the manifest")
+
+    # the image's version
+    with open(os.path.join(ROOT, "pom.xml"), encoding="utf-8") as f:
+        version = re.search(r"<artifactId>iqstream-parent</artifactId>\s*<version>([^<]+)</version>", f.read())
+    check(version and c["image"].endswith(":" + version.group(1)),
+          f"image {c['image']} is not tagged with the project version {version and version.group(1)}")
+
+    # Services and PDB
+    svc = one(docs, "Service", "iqstream")
+    nodes = one(docs, "Service", "iqstream-nodes")
+    for s in (svc, nodes):
+        check(selects(s.get("spec", {}).get("selector"), pod_labels), f"Service {s['metadata']['name']} selects no pod")
+        for p in s.get("spec", {}).get("ports", []):
+            check(p["targetPort"] in ports or p["targetPort"] in ports.values(),
+                  f"Service {s['metadata']['name']} targets unknown port {p['targetPort']}")
+    check(nodes.get("spec", {}).get("clusterIP") == "None", "iqstream-nodes is not headless")
+    pdb = one(docs, "PodDisruptionBudget", "iqstream")
+    check(selects(pdb.get("spec", {}).get("selector", {}).get("matchLabels"), pod_labels), "PDB selects no pod")
+    check("maxUnavailable" in pdb.get("spec", {}) or pdb["spec"].get("minAvailable", 1) < dep["spec"]["replicas"],
+          "the PDB would block every eviction")
+
+    kust = one(docs, "Kustomization")
+    for r in kust.get("resources", []):
+        check(os.path.exists(os.path.join(HERE, r)), f"kustomization lists missing {r}")
+    check("secret.example.yaml" not in kust.get("resources", []), "the example Secret must not be applied")
+
+    if problems:
+        print("test-manifests: FAIL:\n  " + "\n  ".join(problems))
+        sys.exit(1)
+    used = sorted(n for n in env if n.startswith("IQSTREAM_"))
+    print(f"test-manifests: ok ({len(docs)} files; {len(used)} variables checked against --help: {', '.join(used)}; "
+          f"ports {ports}; grace {grace}s > {pause_s}s + {drain_s:.0f}s)")
+
+
+if __name__ == "__main__":
+    main()
