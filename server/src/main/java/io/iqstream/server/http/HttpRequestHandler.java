@@ -121,6 +121,9 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
                 if (server.isDraining()) {
                     replies.text(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain", "draining\n",
                             keepAlive);
+                } else if (!server.authorizer().isReady()) {
+                    replies.text(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain",
+                            "signing keys not loaded or stale\n", keepAlive);
                 } else if (server.budget().isFull()) {
                     replies.text(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain",
                             "memory budget full\n", keepAlive);
@@ -131,7 +134,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             }
             case "/metrics" -> {
                 replies.text(ctx, request, HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8",
-                        metrics.render(server.budget(), server.isDraining()), keepAlive);
+                        metrics.render(server.budget(), server.isDraining()) + server.authorizer().metricsText(), keepAlive);
                 return;
             }
             default -> { }
