@@ -23,6 +23,8 @@ import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -47,6 +49,7 @@ final class JwksEndpoint implements JwksLocation {
     private final URI uri;
     private final long timeoutMs;
     private final HttpClient client;
+    private final ExecutorService executor;
 
     /**
      * @param caPem a PEM file of the CA certificates to trust instead of the JVM's, or null
@@ -55,7 +58,15 @@ final class JwksEndpoint implements JwksLocation {
     JwksEndpoint(URI uri, long timeoutMs, Path caPem) {
         this.uri = uri;
         this.timeoutMs = timeoutMs;
+        // its own daemon threads: the client must not depend on the common ForkJoinPool, which a
+        // caller blocked at start (or a one-CPU container) may leave without a free thread
+        this.executor = Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "iqstream-jwks-http");
+            t.setDaemon(true);
+            return t;
+        });
         HttpClient.Builder builder = HttpClient.newBuilder()
+                .executor(executor)
                 .connectTimeout(Duration.ofMillis(timeoutMs))
                 .followRedirects(HttpClient.Redirect.NORMAL);
         if (caPem != null) {
@@ -179,6 +190,7 @@ final class JwksEndpoint implements JwksLocation {
     @Override
     public void close() {
         client.shutdownNow();
+        executor.shutdownNow();
     }
 
     /** A body over the cap. */

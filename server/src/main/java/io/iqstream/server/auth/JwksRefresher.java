@@ -337,7 +337,8 @@ final class JwksRefresher implements AutoCloseable {
         sb.append("# HELP iqstream_jwks_last_success_timestamp_seconds When the JWK Set was last fetched or"
                 + " confirmed unchanged (0: never).\n");
         sb.append("# TYPE iqstream_jwks_last_success_timestamp_seconds gauge\n");
-        sb.append("iqstream_jwks_last_success_timestamp_seconds ").append(last < 0 ? 0 : last / 1000.0).append('\n');
+        sb.append("iqstream_jwks_last_success_timestamp_seconds ")
+                .append(last < 0 ? "0" : java.math.BigDecimal.valueOf(last, 3).toPlainString()).append('\n');
         gauge(sb, "iqstream_jwks_stale", "1 while no set is loaded or the last good one is older than"
                 + " --jwks-max-age (/readyz answers 503).", isReady() ? 0 : 1);
         sb.append("# HELP iqstream_jwks_fetches_total JWK Set fetches, by result.\n");
