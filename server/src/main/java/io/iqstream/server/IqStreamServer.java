@@ -27,7 +27,6 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.EventExecutor;
 import java.net.InetSocketAddress;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -75,9 +74,7 @@ public final class IqStreamServer implements AutoCloseable {
         MemoryBudget budget = new MemoryBudget(budgetBytes, config.maxSubscribers() > 0 ? config.maxSubscribers()
                 : MemoryBudget.defaultMaxSubscribers(Runtime.getRuntime().maxMemory()));
         Metrics metrics = new Metrics();
-        Authorizer authorizer = Authorizer.create(new AuthSettings(config.authEnabled(), config.jwtSecret(),
-                config.jwtPublicKey(), config.jwks(), config.jwtIssuer(), config.jwtAudience(), Duration.ofSeconds(30),
-                100_000, config.allowTokensWithoutExp()));
+        Authorizer authorizer = Authorizer.create(AuthSettings.from(config));
         EventLoopGroup acceptor = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("iqstream-accept"),
                 transport.ioHandlerFactory());
         EventLoopGroup workerGroup = new MultiThreadIoEventLoopGroup(config.workers(),
@@ -122,10 +119,17 @@ public final class IqStreamServer implements AutoCloseable {
             }
             acceptor.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             workerGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            authorizer.close();
             throw e;
         }
         IqStreamServer server = new IqStreamServer(context, acceptor, workerGroup, listener, adminListener,
                 connections, transport);
+        try {
+            authorizer.awaitKeys(); // a JWKS URL: bound, /readyz 503, until its first usable set
+        } catch (IllegalArgumentException | InterruptedException e) {
+            server.close();
+            throw e;
+        }
         acceptor.next().scheduleAtFixedRate(new RefusalSummary(metrics), 60, 60, TimeUnit.SECONDS);
         LOG.info("{} workers, {} transport, auth {}, memory budget {} MiB, max {} connections (file limit {})",
                 config.workers(), transport.name(), config.authEnabled() ? authorizer.describe() : "OFF",
@@ -216,6 +220,7 @@ public final class IqStreamServer implements AutoCloseable {
         }
         acceptor.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        context.authorizer().close();
     }
 
     /** Installs the demo site (needs the bound port). */

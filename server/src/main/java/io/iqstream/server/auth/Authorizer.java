@@ -1,7 +1,9 @@
 package io.iqstream.server.auth;
 
+import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.function.Supplier;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -15,9 +17,16 @@ import java.util.concurrent.atomic.LongAdder;
  * pattern match, neither of which allocates; tokens that fail are verified again each time.
  * Tokens longer than {@value #MAX_TOKEN_CHARS} characters are refused unread.
  *
+ * <p>With {@code --jwks} the key set is kept current by a {@link JwksRefresher} on its own thread:
+ * verification reads the set in use, a token naming an unknown {@code kid} asks for one early,
+ * rate-limited refresh (and is refused: requests are never held while keys are fetched), and
+ * cached tokens whose key has left the set are verified again (and refused). {@link #isReady()}
+ * is false until a first set has loaded and once the last good one is older than
+ * {@code --jwks-max-age}.
+ *
  * <p>Thread-safe: called from several Netty event loops at once, without locks.
  */
-public final class Authorizer {
+public final class Authorizer implements AutoCloseable {
 
     /** Longest token looked at; real ones are well under 2 KiB. */
     static final int MAX_TOKEN_CHARS = 16 * 1024;
@@ -28,34 +37,70 @@ public final class Authorizer {
     private final TokenCache cache;
     private final String description;
     private final LongAdder verifications = new LongAdder();
+    private final JwksRefresher refresher;
+    private final long startTimeoutMs;
 
-    private Authorizer(boolean enabled, Clock clock, TokenVerifier verifier, TokenCache cache, String description) {
+    private Authorizer(boolean enabled, Clock clock, TokenVerifier verifier, TokenCache cache, String description,
+            JwksRefresher refresher, long startTimeoutMs) {
         this.enabled = enabled;
         this.clock = clock;
         this.verifier = verifier;
         this.cache = cache;
         this.description = description;
+        this.refresher = refresher;
+        this.startTimeoutMs = startTimeoutMs;
     }
 
     /**
-     * Builds the authorizer, loading and checking the configured key.
+     * Builds the authorizer, loading and checking the configured key. A JWKS URL is fetched in the
+     * background from here on: {@link #awaitKeys()} waits for it.
      *
      * @throws IllegalArgumentException with a message fit for the operator when the settings
      *     are unusable: no key or several key sources, a missing or unreadable file, an
      *     unparsable PEM or JWKS, an HMAC secret under 32 bytes, an RSA key under 2048 bits,
-     *     a negative clock skew or cache size
+     *     a negative clock skew or cache size, a JWKS URL that is not https (or http on loopback)
      */
     public static Authorizer create(AuthSettings settings) {
-        return create(settings, Clock.systemUTC());
+        return create(settings, Clock.systemUTC(), true);
     }
 
     /** As {@link #create(AuthSettings)}, checking token times against {@code clock}. */
     static Authorizer create(AuthSettings settings, Clock clock) {
+        return create(settings, clock, true);
+    }
+
+    /**
+     * As {@link #create(AuthSettings, Clock)}; with {@code startRefreshThread} false a JWKS source is
+     * refreshed only when a test calls {@link #refresher()}{@code .runOnce()}.
+     */
+    static Authorizer create(AuthSettings settings, Clock clock, boolean startRefreshThread) {
         if (!settings.enabled()) {
             return new Authorizer(false, clock, null, null,
-                    "disabled (--auth none): every request is allowed, with or without a token");
+                    "disabled (--auth none): every request is allowed, with or without a token", null, 0);
         }
-        KeyRing keys = loadKeys(settings);
+        checkSources(settings);
+        JwksOptions options = settings.jwksOptions() == null ? JwksOptions.DEFAULTS : settings.jwksOptions();
+        JwksRefresher refresher = null;
+        Supplier<KeyRing> ringSource;
+        String keyText;
+        if (settings.jwksUrl() != null) {
+            URI url = checkedJwksUrl(settings.jwksUrl());
+            refresher = new JwksRefresher(new JwksEndpoint(url, options.timeoutMs(), options.caPem()), null,
+                    options.refreshMinMs(), options.refreshMaxMs(), options.maxAgeMs(), clock);
+            ringSource = refresher::current;
+            keyText = "JWKS " + refresher.describe();
+        } else if (settings.jwksFile() != null) {
+            KeyRing first = KeyRing.fromJwks(settings.jwksFile());
+            refresher = new JwksRefresher(new JwksFileSource(settings.jwksFile(), options.refreshMinMs()), first,
+                    options.refreshMinMs(), options.refreshMaxMs(), options.maxAgeMs(), clock);
+            ringSource = refresher::current;
+            keyText = first.description() + ", re-read when it changes (checked every " + options.refreshMinMs() / 1000.0
+                    + " s)";
+        } else {
+            KeyRing keys = loadKeys(settings);
+            ringSource = () -> keys;
+            keyText = keys.description();
+        }
         Duration skew = settings.clockSkew() == null ? AuthSettings.DEFAULT_CLOCK_SKEW : settings.clockSkew();
         if (skew.isNegative()) {
             throw new IllegalArgumentException("the JWT clock skew must not be negative, not " + skew);
@@ -66,10 +111,10 @@ public final class Authorizer {
         }
         String issuer = blankToNull(settings.issuer());
         String audience = blankToNull(settings.audience());
-        TokenVerifier verifier = new TokenVerifier(keys, issuer, audience, skewSeconds, clock,
+        TokenVerifier verifier = new TokenVerifier(ringSource, issuer, audience, skewSeconds, clock,
                 settings.allowTokensWithoutExp());
         TokenCache cache = settings.cacheSize() == 0 ? null : new TokenCache(settings.cacheSize());
-        StringBuilder text = new StringBuilder(keys.description());
+        StringBuilder text = new StringBuilder(keyText);
         if (issuer != null) {
             text.append("; iss must be ").append(issuer);
         }
@@ -79,13 +124,43 @@ public final class Authorizer {
         text.append(settings.allowTokensWithoutExp() ? "; tokens without exp accepted" : "; exp required")
                 .append("; clock skew ").append(skewSeconds).append(" s; ")
                 .append(cache == null ? "no token cache" : "cache of " + settings.cacheSize() + " tokens");
-        return new Authorizer(true, clock, verifier, cache, text.toString());
+        if (refresher != null && startRefreshThread) {
+            refresher.start();
+        }
+        return new Authorizer(true, clock, verifier, cache, text.toString(), refresher, options.timeoutMs());
     }
 
-    private static KeyRing loadKeys(AuthSettings s) {
+    /** An https URL, or an http one whose host is a loopback address (tests, sidecars). */
+    static URI checkedJwksUrl(URI url) {
+        String scheme = url.getScheme() == null ? "" : url.getScheme().toLowerCase(java.util.Locale.ROOT);
+        if (scheme.equals("https") && url.getHost() != null) {
+            return url;
+        }
+        if (scheme.equals("http") && isLoopback(url.getHost())) {
+            return url;
+        }
+        throw new IllegalArgumentException("--jwks " + url + ": a JWKS URL must be https:// (http:// only for a"
+                + " loopback address such as 127.0.0.1, ::1 or localhost)");
+    }
+
+    private static boolean isLoopback(String host) {
+        if (host == null) {
+            return false;
+        }
+        String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        if (h.equalsIgnoreCase("localhost")) {
+            return true;
+        }
+        if (h.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}") || h.equals("::1") || h.equals("0:0:0:0:0:0:0:1")) {
+            return true;
+        }
+        return false;
+    }
+
+    private static void checkSources(AuthSettings s) {
         boolean secret = s.hmacSecret() != null && !s.hmacSecret().isEmpty();
         boolean pem = s.publicKeyPem() != null;
-        boolean jwks = s.jwksFile() != null;
+        boolean jwks = s.jwksFile() != null || s.jwksUrl() != null;
         int sources = (secret ? 1 : 0) + (pem ? 1 : 0) + (jwks ? 1 : 0);
         if (sources == 0) {
             throw new IllegalArgumentException("JWT auth is on but no key is configured:"
@@ -96,10 +171,14 @@ public final class Authorizer {
                     + ((secret ? "--jwt-secret " : "") + (pem ? "--jwt-public-key " : "") + (jwks ? "--jwks" : "")).trim()
                     + "); give exactly one");
         }
-        if (secret) {
-            return KeyRing.fromSecret(s.hmacSecret());
+        if (s.jwksFile() != null && s.jwksUrl() != null) {
+            throw new IllegalArgumentException("--jwks is either a file or a URL, not both");
         }
-        return pem ? KeyRing.fromPem(s.publicKeyPem()) : KeyRing.fromJwks(s.jwksFile());
+    }
+
+    private static KeyRing loadKeys(AuthSettings s) {
+        boolean secret = s.hmacSecret() != null && !s.hmacSecret().isEmpty();
+        return secret ? KeyRing.fromSecret(s.hmacSecret()) : KeyRing.fromPem(s.publicKeyPem());
     }
 
     private static String blankToNull(String s) {
@@ -150,10 +229,13 @@ public final class Authorizer {
         verifications.increment();
         TokenVerifier.Verified verified = verifier.verify(token);
         if (!verified.isAccepted()) {
+            if (verified.refusal() == TokenRefusal.UNKNOWN_KEY && refresher != null) {
+                refresher.requestEarlyRefresh();
+            }
             return null;
         }
         if (cache != null && nowMs < verified.expiresAtMs()) {
-            cache.put(token, verified.rights(), verified.expiresAtMs(), nowMs);
+            cache.put(token, verified.rights(), verified.expiresAtMs(), verified.key(), nowMs);
         }
         return verified.rights();
     }
@@ -173,6 +255,53 @@ public final class Authorizer {
         }
         TokenVerifier.Verified verified = verifier.verify(token);
         return verified.isAccepted() ? TokenRefusal.INVALID.message() : verified.refusal().message();
+    }
+
+    /**
+     * Whether the keys are usable: always, but for a JWKS source with no set loaded yet or whose
+     * last good set is older than {@code --jwks-max-age}. {@code /readyz} answers 503 while false.
+     * Any thread.
+     */
+    public boolean isReady() {
+        return refresher == null || refresher.isReady();
+    }
+
+    /**
+     * Waits for a JWKS URL's first usable set, up to {@code --jwks-timeout} from now; returns at once
+     * for any other key source. Called once at start, off the event loops.
+     *
+     * @throws IllegalArgumentException with a message fit for the operator when no usable set came
+     */
+    public void awaitKeys() throws InterruptedException {
+        if (refresher == null || refresher.awaitFirstSet(startTimeoutMs)) {
+            return;
+        }
+        throw new IllegalArgumentException("no usable JWK Set from " + refresher.describe() + " within --jwks-timeout "
+                + startTimeoutMs + " ms" + (refresher.lastFailure().isEmpty() ? " (no answer)" : "; last failure: "
+                + refresher.lastFailure()));
+    }
+
+    /** The JWKS metrics (Prometheus text) to append to {@code /metrics}; empty without a JWKS source. */
+    public String metricsText() {
+        if (refresher == null) {
+            return "";
+        }
+        StringBuilder sb = new StringBuilder(2048);
+        refresher.renderMetrics(sb);
+        return sb.toString();
+    }
+
+    /** The JWKS refresher, or null for a fixed key; for tests. */
+    JwksRefresher refresher() {
+        return refresher;
+    }
+
+    /** Stops the JWKS refresh thread, if any. */
+    @Override
+    public void close() {
+        if (refresher != null) {
+            refresher.close();
+        }
     }
 
     /** Whether tokens are checked at all ({@code false} for {@code --auth none}). */

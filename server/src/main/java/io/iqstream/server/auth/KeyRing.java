@@ -19,6 +19,9 @@ import javax.crypto.spec.SecretKeySpec;
  * unknown kid, is refused. The token's {@code alg} must then be one the key permits (see
  * {@link VerificationKey}); {@code alg: none} never reaches here, jjwt's parser refuses it first.
  *
+ * <p>A {@code kid} that names no key of the ring is refused with {@link UnknownKidException}, so
+ * that a refreshed key set ({@link JwksRefresher}) can be asked for early.
+ *
  * <p>Immutable after construction; any thread.
  */
 final class KeyRing extends LocatorAdapter<Key> {
@@ -56,13 +59,27 @@ final class KeyRing extends LocatorAdapter<Key> {
 
     /** The verification keys of a JWKS file. */
     static KeyRing fromJwks(Path file) {
-        List<VerificationKey> keys = JwksFile.read(file);
-        StringBuilder text = new StringBuilder("JWKS ").append(file).append(": ").append(keys.size())
+        return fromJwksKeys(JwksFile.read(file), file.toString());
+    }
+
+    /** A ring of keys read from a JWK Set at {@code source} (a file or URL, for the log). */
+    static KeyRing fromJwksKeys(List<VerificationKey> keys, String source) {
+        StringBuilder text = new StringBuilder("JWKS ").append(source).append(": ").append(keys.size())
                 .append(keys.size() == 1 ? " key [" : " keys [");
         for (int i = 0; i < keys.size(); i++) {
             text.append(i == 0 ? "" : "; ").append(keys.get(i).description());
         }
         return new KeyRing(keys, text.append(']').toString());
+    }
+
+    /** The keys, in set order. */
+    List<VerificationKey> keys() {
+        return keys;
+    }
+
+    /** The key a token with this {@code kid} (null: none) is verified with; as jjwt's locator chooses. */
+    VerificationKey keyFor(String kid) {
+        return select(kid);
     }
 
     @Override
@@ -82,7 +99,7 @@ final class KeyRing extends LocatorAdapter<Key> {
             if (kid == null || only.kid() == null || only.kid().equals(kid)) {
                 return only;
             }
-            throw new UnsupportedJwtException("token kid " + kid + " is not the configured key's");
+            throw new UnknownKidException("token kid " + kid + " is not the configured key's");
         }
         if (kid == null) {
             throw new UnsupportedJwtException("token has no kid and " + keys.size() + " keys are configured");
@@ -92,11 +109,20 @@ final class KeyRing extends LocatorAdapter<Key> {
                 return key;
             }
         }
-        throw new UnsupportedJwtException("token kid " + kid + " is not among the configured keys");
+        throw new UnknownKidException("token kid " + kid + " is not among the configured keys");
     }
 
     /** For the startup log. */
     String description() {
         return description;
+    }
+
+    /** A token names a {@code kid} that no key of the ring has. */
+    static final class UnknownKidException extends UnsupportedJwtException {
+        private static final long serialVersionUID = 1L;
+
+        UnknownKidException(String message) {
+            super(message);
+        }
     }
 }

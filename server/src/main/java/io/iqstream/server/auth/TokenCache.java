@@ -13,7 +13,8 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * stale or the same token's slot, else replaces whichever of the two expires first: the table
  * never grows and nothing scans it. Entries are immutable and published with a volatile
  * write; two threads inserting into one set at once may lose one insert, which only costs a
- * later re-verification. An entry is never returned at or after its expiry.
+ * later re-verification. An entry is never returned at or after its expiry, nor once the key that
+ * verified it has been retired from a refreshed key set (one volatile read per hit).
  *
  * <p>Any thread, lock-free.
  */
@@ -23,11 +24,13 @@ final class TokenCache {
         final String token;
         final Rights rights;
         final long expiresAtMs;
+        final VerificationKey key;
 
-        Entry(String token, Rights rights, long expiresAtMs) {
+        Entry(String token, Rights rights, long expiresAtMs, VerificationKey key) {
             this.token = token;
             this.rights = rights;
             this.expiresAtMs = expiresAtMs;
+            this.key = key;
         }
     }
 
@@ -53,11 +56,19 @@ final class TokenCache {
                 return null;
             }
         }
-        return nowMs < e.expiresAtMs ? e.rights : null;
+        return nowMs < e.expiresAtMs && (e.key == null || !e.key.isRetired()) ? e.rights : null;
     }
 
-    /** Caches a verified token's rights until {@code expiresAtMs}, evicting another entry of its set if need be. */
+    /** As {@link #put(String, Rights, long, VerificationKey, long)} for a token whose key never retires. */
     void put(String token, Rights rights, long expiresAtMs, long nowMs) {
+        put(token, rights, expiresAtMs, null, nowMs);
+    }
+
+    /**
+     * Caches a verified token's rights until {@code expiresAtMs} or until {@code key} (null: a key that
+     * never changes) is retired, evicting another entry of its set if need be.
+     */
+    void put(String token, Rights rights, long expiresAtMs, VerificationKey key, long nowMs) {
         int first = firstSlot(token);
         int second = nextSlot(first);
         Entry a = slots.get(first);
@@ -74,7 +85,7 @@ final class TokenCache {
         } else {
             target = a.expiresAtMs <= b.expiresAtMs ? first : second;
         }
-        slots.set(target, new Entry(token, rights, expiresAtMs));
+        slots.set(target, new Entry(token, rights, expiresAtMs, key));
     }
 
     /** How many slots hold an entry (stale ones included); for tests and metrics, O(capacity). */
@@ -89,7 +100,7 @@ final class TokenCache {
     }
 
     private static boolean isFree(Entry e, long nowMs) {
-        return e == null || nowMs >= e.expiresAtMs;
+        return e == null || nowMs >= e.expiresAtMs || e.key != null && e.key.isRetired();
     }
 
     private int firstSlot(String token) {

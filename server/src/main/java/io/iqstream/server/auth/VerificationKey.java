@@ -23,7 +23,8 @@ import javax.crypto.SecretKey;
  * that names its {@code alg} is held to that one algorithm. jjwt checks the key against the
  * algorithm again when it verifies.
  *
- * <p>Immutable; any thread.
+ * <p>Immutable but for one flag: {@link #retire()} marks a key that has left the refreshed key
+ * set, so that tokens cached as verified with it stop being accepted. Any thread.
  */
 final class VerificationKey {
 
@@ -42,6 +43,7 @@ final class VerificationKey {
     private final Key key;
     private final List<String> algorithms;
     private final String description;
+    private volatile boolean retired;
 
     private VerificationKey(String kid, Key key, List<String> algorithms, String description) {
         this.kid = kid;
@@ -147,6 +149,21 @@ final class VerificationKey {
     /** Whether a token signed with JWS algorithm {@code alg} may be verified with this key. */
     boolean permits(String alg) {
         return algorithms.contains(alg);
+    }
+
+    /** Whether {@code other} is the same key: same kid, same key material, same algorithms. */
+    boolean sameAs(VerificationKey other) {
+        return java.util.Objects.equals(kid, other.kid) && key.equals(other.key) && algorithms.equals(other.algorithms);
+    }
+
+    /** Marks this key as gone from the key set: tokens verified with it are no longer accepted from the cache. */
+    void retire() {
+        retired = true;
+    }
+
+    /** Whether the key has left the key set. */
+    boolean isRetired() {
+        return retired;
     }
 
     /** For the startup log, e.g. {@code "kid a: EC P-256 (ES256)"}. */

@@ -1,11 +1,14 @@
 package io.iqstream.server.config;
 
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -76,8 +79,10 @@ public final class ConfigParser {
         }
         String secret = emptyToNull(get(v, Flag.JWT_SECRET));
         Path pem = pathOrNull(v, Flag.JWT_PUBLIC_KEY);
-        Path jwks = pathOrNull(v, Flag.JWKS);
-        int keySources = (secret != null ? 1 : 0) + (pem != null ? 1 : 0) + (jwks != null ? 1 : 0);
+        String jwksText = emptyToNull(get(v, Flag.JWKS));
+        URI jwksUrl = jwksText != null && jwksText.contains("://") ? jwksUrl(jwksText) : null;
+        Path jwks = jwksUrl == null ? pathOrNull(v, Flag.JWKS) : null;
+        int keySources = (secret != null ? 1 : 0) + (pem != null ? 1 : 0) + (jwks != null || jwksUrl != null ? 1 : 0);
         if (keySources > 1) {
             throw new ConfigException("give one of --jwt-secret, --jwt-public-key, --jwks, not several");
         }
@@ -122,6 +127,24 @@ public final class ConfigParser {
         if (adminPort > 0 && adminPort == port) {
             throw bad(Flag.ADMIN_PORT, get(v, Flag.ADMIN_PORT), "a port other than --port");
         }
+        long jwksTimeout = positiveMs(v, Flag.JWKS_TIMEOUT, 100);
+        long refreshMin = positiveMs(v, Flag.JWKS_REFRESH_MIN, 1_000);
+        long refreshMax = positiveMs(v, Flag.JWKS_REFRESH_MAX, 1_000);
+        long jwksMaxAge = positiveMs(v, Flag.JWKS_MAX_AGE, 1_000);
+        if (refreshMax < refreshMin) {
+            throw new ConfigException("--jwks-refresh-max (" + get(v, Flag.JWKS_REFRESH_MAX)
+                    + ") must be at least --jwks-refresh-min (" + get(v, Flag.JWKS_REFRESH_MIN) + ")");
+        }
+        if (jwksMaxAge <= refreshMax) {
+            throw new ConfigException("--jwks-max-age (" + get(v, Flag.JWKS_MAX_AGE) + ") must be longer than"
+                    + " --jwks-refresh-max (" + get(v, Flag.JWKS_REFRESH_MAX) + "), or a healthy key set would"
+                    + " count as stale between two refreshes");
+        }
+        Path jwksCa = pathOrNull(v, Flag.JWKS_CA);
+        if (jwksCa != null && (jwksUrl == null || !jwksUrl.getScheme().equals("https"))) {
+            throw new ConfigException("--jwks-ca is for an https:// --jwks URL; --jwks is '"
+                    + (jwksText == null ? "" : jwksText) + "'");
+        }
         String level = get(v, Flag.LOG_LEVEL);
         if (!Arrays.asList("error", "warn", "info", "debug", "trace").contains(level)) {
             throw bad(Flag.LOG_LEVEL, level, "error, warn, info or debug");
@@ -135,11 +158,30 @@ public final class ConfigParser {
                 positiveMs(v, Flag.MAX_SUBSCRIBER_LAG, 1), compress.equals("true"), positiveMs(v, Flag.HEARTBEAT, 10),
                 positiveMs(v, Flag.RETRY, 0), positiveMs(v, Flag.DRAIN_TIMEOUT, 0), List.copyOf(cors),
                 demo.equals("true"), level, positiveMs(v, Flag.HEADER_TIMEOUT, 100),
-                positiveMs(v, Flag.IDLE_TIMEOUT, 100), maxConnections, adminPort, noExp.equals("true"));
+                positiveMs(v, Flag.IDLE_TIMEOUT, 100), maxConnections, adminPort, noExp.equals("true"),
+                jwksUrl, jwksTimeout, refreshMin, refreshMax, jwksMaxAge, jwksCa);
     }
 
     private static String emptyToNull(String s) {
         return s == null || s.isEmpty() ? null : s;
+    }
+
+    /** An https URL, or http on a loopback address; anything else names the flag. */
+    private static URI jwksUrl(String text) {
+        URI uri;
+        try {
+            uri = new URI(text);
+        } catch (URISyntaxException e) {
+            throw bad(Flag.JWKS, text, "a file or an https:// URL (" + e.getMessage() + ")");
+        }
+        String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+        String host = uri.getHost() == null ? "" : uri.getHost();
+        boolean loopback = host.equalsIgnoreCase("localhost") || host.equals("[::1]") || host.equals("::1")
+                || host.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
+        if (scheme.equals("https") && !host.isEmpty() || scheme.equals("http") && loopback) {
+            return uri;
+        }
+        throw bad(Flag.JWKS, text, "a file or an https:// URL (http:// only for a loopback address such as 127.0.0.1)");
     }
 
     private static Path pathOrNull(EnumMap<Flag, String> v, Flag f) {

@@ -14,7 +14,17 @@ public enum Flag {
     AUTH("auth", "jwt", "jwt, or none to turn authorization off (loud warning; development only)"),
     JWT_SECRET("jwt-secret", "", "HS256/384/512 shared secret, UTF-8, at least 32 bytes (none given: dev mode)"),
     JWT_PUBLIC_KEY("jwt-public-key", "", "PEM file with an RS/ES/EdDSA public key"),
-    JWKS("jwks", "", "JWKS file with RS/ES/EdDSA public keys, selected by kid"),
+    JWKS("jwks", "", "JWK Set with RS/ES/EdDSA public keys, selected by kid: a file (re-read when it changes) or an "
+            + "https:// URL (http:// only on loopback), fetched at start and refreshed in the background"),
+    JWKS_TIMEOUT("jwks-timeout", "10s", "longest JWKS fetch; at start, how long to wait for a usable set before failing"),
+    JWKS_REFRESH_MIN("jwks-refresh-min", "15s", "floor between JWKS fetches (Cache-Control max-age below it, and the "
+            + "early refresh an unknown kid asks for, wait for it); a file is checked this often"),
+    JWKS_REFRESH_MAX("jwks-refresh-max", "10m", "ceiling between JWKS fetches (used when the key server sends no "
+            + "max-age)"),
+    JWKS_MAX_AGE("jwks-max-age", "24h", "/readyz answers 503 once the last good JWK Set is older than this (key server "
+            + "unreachable); tokens are still checked against it"),
+    JWKS_CA("jwks-ca", "", "PEM file of the CA certificates to trust for an https --jwks (default: the JVM's trust "
+            + "store)"),
     JWT_ISSUER("jwt-issuer", "", "required iss claim (default: not checked)"),
     JWT_AUDIENCE("jwt-audience", "", "required aud claim (default: not checked)"),
     RETENTION("retention", "60s", "how long an ended run stays readable"),

@@ -1,5 +1,6 @@
 package io.iqstream.server.config;
 
+import java.net.URI;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -39,7 +40,13 @@ public record ServerConfig(
         long idleTimeoutMs,
         int maxConnections,
         int adminPort,
-        boolean allowTokensWithoutExp) {
+        boolean allowTokensWithoutExp,
+        URI jwksUrl,
+        long jwksTimeoutMs,
+        long jwksRefreshMinMs,
+        long jwksRefreshMaxMs,
+        long jwksMaxAgeMs,
+        Path jwksCa) {
 
     /** Largest {@code --max-event-bytes}: an event is held and framed in one buffer. */
     public static final long MAX_EVENT_BYTES_LIMIT = 64L << 20;
@@ -50,7 +57,7 @@ public record ServerConfig(
 
     /** True when no key is configured and auth is on: the server makes its own secret and prints tokens. */
     public boolean devMode() {
-        return authEnabled && jwtSecret == null && jwtPublicKey == null && jwks == null;
+        return authEnabled && jwtSecret == null && jwtPublicKey == null && jwks == null && jwksUrl == null;
     }
 
     /** A copy with the given secret (dev mode fills in its generated one). */
@@ -59,7 +66,7 @@ public record ServerConfig(
                 jwtAudience, retentionMs, tombstoneMs, awaitRunMs, publisherTimeoutMs, runIdleTimeoutMs,
                 memoryBudgetBytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
-                allowTokensWithoutExp);
+                allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa);
     }
 
     /** A copy with the given memory budget (resolved from the container when the flag is absent). */
@@ -68,6 +75,6 @@ public record ServerConfig(
                 jwtAudience, retentionMs, tombstoneMs, awaitRunMs, publisherTimeoutMs, runIdleTimeoutMs,
                 bytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
-                allowTokensWithoutExp);
+                allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa);
     }
 }

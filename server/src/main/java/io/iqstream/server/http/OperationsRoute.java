@@ -6,8 +6,8 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 
 /**
- * The operations endpoints: {@code /healthz} (the process answers), {@code /readyz} (503 while draining or with
- * the memory budget full), {@code /metrics} (Prometheus text). Served on the main port and on the admin port.
+ * The operations endpoints: {@code /healthz} (the process answers), {@code /readyz} (503 while draining, with
+ * the signing keys not loaded or stale, or with the memory budget full), {@code /metrics} (Prometheus text). Served on the main port and on the admin port.
  * Stateless; reads only thread-safe state, so it answers on any loop (the admin port's is the acceptor's).
  */
 public final class OperationsRoute {
@@ -23,6 +23,9 @@ public final class OperationsRoute {
                 if (server.isDraining()) {
                     replies.text(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain", "draining\n",
                             keepAlive);
+                } else if (!server.authorizer().isReady()) {
+                    replies.text(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain",
+                            "signing keys not loaded or stale\n", keepAlive);
                 } else if (server.budget().isFull()) {
                     replies.text(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain",
                             "memory budget full\n", keepAlive);
@@ -32,7 +35,8 @@ public final class OperationsRoute {
             }
             case "/metrics" -> replies.text(ctx, request, HttpResponseStatus.OK,
                     "text/plain; version=0.0.4; charset=utf-8",
-                    server.metrics().render(server.budget(), server.isDraining()), keepAlive);
+                    server.metrics().render(server.budget(), server.isDraining()) + server.authorizer().metricsText(),
+                    keepAlive);
             default -> {
                 return false;
             }

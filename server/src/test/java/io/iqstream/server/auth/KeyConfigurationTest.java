@@ -44,16 +44,17 @@ class KeyConfigurationTest {
 
     @Test
     void refusesNoKeyAndSeveralKeys() {
-        assertMentions(refusal(new AuthSettings(true, null, null, null, null, null, null, 10, false)),
+        assertMentions(refusal(new AuthSettings(true, null, null, null, null, null, null, 10, false, null, null)),
                 "no key is configured", "--jwt-secret", "--jwt-public-key", "--jwks");
-        assertMentions(refusal(new AuthSettings(true, "", null, null, null, null, null, 10, false)), "no key is configured");
-        assertMentions(refusal(new AuthSettings(true, TokenFixtures.SECRET_32, dir.resolve("k.pem"), null, null, null, null, 10, false)),
+        assertMentions(refusal(new AuthSettings(true, "", null, null, null, null, null, 10, false, null, null)), "no key is configured");
+        assertMentions(refusal(new AuthSettings(true, TokenFixtures.SECRET_32, dir.resolve("k.pem"), null, null, null, null, 10, false,
+                null, null)),
                 "several JWT key sources", "--jwt-secret --jwt-public-key)", "exactly one");
     }
 
     @Test
     void disabledAuthNeedsNoKey() {
-        Authorizer off = Authorizer.create(new AuthSettings(false, null, null, null, null, null, null, 0, false));
+        Authorizer off = Authorizer.create(new AuthSettings(false, null, null, null, null, null, null, 0, false, null, null));
         assertEquals(AuthDecision.ALLOWED, off.authorize(null, "r", Right.PUBLISH));
     }
 
