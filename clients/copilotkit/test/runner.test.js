@@ -1,6 +1,7 @@
 // IqStreamAgentRunner with CopilotKit's own runtime (@copilotkit/runtime/v2) and a real IQ-Stream
 // server: two runtime instances (two CopilotRuntime objects, two http servers) share one IQ-Stream.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import { EventType } from "@ag-ui/client";
 import { IqStreamAgentRunner } from "../src/index.js";
@@ -174,5 +175,44 @@ describe("IqStreamAgentRunner in CopilotRuntime", () => {
     assert.ok(proxy.connections > before, "the runner reconnected");
     assert.deepEqual(strip(res.events), strip(direct.events));
     delete control.holds[threadId];
+  });
+
+  test("instance A killed with SIGKILL mid-run: B's connect gets what was published, then PUBLISHER_LOST", async () => {
+    const threadId = "thread-killed";
+    const child = spawn(process.execPath, ["--preserve-symlinks", new URL("./instance.js", import.meta.url).pathname], {
+      env: { ...process.env, IQ_URL: iq.baseUrl, IQ_SECRET: iq.secret, HOLD_THREAD: threadId },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    try {
+      const url = await new Promise((resolve, reject) => {
+        let out = "";
+        child.stdout.on("data", (c) => {
+          out += c;
+          const m = /URL (\S+)/.exec(out);
+          if (m) resolve(m[1]);
+        });
+        child.on("exit", (code) => reject(new Error(`instance exited ${code}`)));
+      });
+      postSse(`${url}/agent/assistant/run`, runInput(threadId, "run-k")).catch(() => {});
+      await waitFor(() => runnerB.isRunning({ threadId }), 15_000, "the run running in A");
+      let seen = 0;
+      const viewer = postSse(`${b.url}/agent/assistant/connect`, runInput(threadId, "c-k", null), {
+        onEvent: (_, all) => { seen = all.length; },
+      });
+      await waitFor(() => seen >= MID, 15_000, "B to see the run up to the agent's pause");
+      child.kill("SIGKILL");
+      const res = await viewer;
+      assert.deepEqual(types(res.events.slice(0, MID)), types(script(threadId, "run-k").slice(0, MID)));
+      assert.equal(res.events.length, MID + 1);
+      assert.equal(res.events[MID].type, EventType.RUN_ERROR);
+      assert.equal(res.events[MID].code, "PUBLISHER_LOST");
+      assert.equal(await runnerB.isRunning({ threadId }), false);
+      // other threads are untouched
+      const other = await postSse(`${b.url}/agent/assistant/connect`, runInput("thread-plain", "c-o", null));
+      assert.deepEqual(await messagesOf(other.events), await messagesOf(script("thread-plain", "run-plain").map((e, i) => (i === 0
+        ? { ...e, input: runInput("thread-plain", "run-plain") } : e))));
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
   });
 });
