@@ -24,6 +24,7 @@ if want maven; then
 fi
 [[ -f "$IQSTREAM_JAR" ]] || mvn -B -q -ntp -DskipTests -pl server -am package
 want js && [[ -x clients/js/run-tests.sh ]] && step js clients/js/run-tests.sh
+want js && [[ -x clients/copilotkit/run-tests.sh ]] && step copilotkit clients/copilotkit/run-tests.sh
 want python && [[ -x clients/python/run-tests.sh ]] && step python clients/python/run-tests.sh
 want e2e && [[ -x e2e/run-tests.sh ]] && step e2e e2e/run-tests.sh
 want lb && [[ -x deploy/test-lb.sh ]] && step lb deploy/test-lb.sh
