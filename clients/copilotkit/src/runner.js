@@ -170,13 +170,14 @@ export class IqStreamAgentRunner extends AgentRunner {
     } finally {
       if (this.local.get(threadId) === placeholder) this.local.delete(threadId);
     }
-    // the run as IQ-Stream relays it: what every other viewer gets too
+    // the run as IQ-Stream relays it: what every other viewer gets too (unless the server refused
+    // our request after all: then the run in that slot is another instance's, not ours)
     try {
-      for await (const { event } of this.read(entry.runId)) subject.next(event);
-      subject.complete();
-    } catch (err) {
+      for await (const { event } of this.read(entry.runId, { signal: entry.reading.signal })) subject.next(event);
       if (entry.refused) subject.error(entry.refused);
-      else subject.error(err);
+      else subject.complete();
+    } catch (err) {
+      subject.error(entry.refused ?? err);
     }
   }
 
@@ -185,7 +186,7 @@ export class IqStreamAgentRunner extends AgentRunner {
     const token = await this.token();
     const entry = {
       threadId, runId, agent, aguiRunId: input.runId, stopRequested: false, refused: null,
-      stopWatch: new AbortController(),
+      stopWatch: new AbortController(), reading: new AbortController(),
     };
     const publisher = new RunPublisher({
       baseUrl: this.baseUrl, runId, token,
@@ -195,7 +196,11 @@ export class IqStreamAgentRunner extends AgentRunner {
           entry.refused = status === 409 && body?.error === "publisher_active"
             ? new Error("Thread already running")
             : new Error(`IQ-Stream refused run ${runId}: ${status} ${JSON.stringify(body)}`);
-          try { agent.abortRun(); } catch { /* the agent's own affair */ }
+          entry.reading.abort();
+          entry.stopWatch.abort();
+          if (entry.finished) {
+            try { agent.abortRun(); } catch { /* the agent's own affair */ }
+          }
         }
       },
     });
@@ -208,7 +213,14 @@ export class IqStreamAgentRunner extends AgentRunner {
       agent.abortRun();
       return true;
     };
-    this._watchStop(entry);
+    // the run exists once the server has read the headers: start the agent only then, so a slot
+    // another instance took first (409 publisher_active) never starts a second agent
+    await this._awaitCreated(runId, publisher);
+    if (entry.refused) {
+      this.local.delete(threadId);
+      throw entry.refused;
+    }
+    this._watchStop(entry).catch(() => {});
     const events = [];
     const publish = (event) => {
       events.push(event);
@@ -216,7 +228,7 @@ export class IqStreamAgentRunner extends AgentRunner {
     };
     entry.finished = (async () => {
       try {
-        await agent.runAgent(input, {
+        if (!entry.stopRequested) await agent.runAgent(input, {
           onEvent: ({ event }) => {
             if (entry.stopRequested || entry.refused) return;
             let e = event;
@@ -237,9 +249,6 @@ export class IqStreamAgentRunner extends AgentRunner {
         if (this.local.get(threadId) === entry) this.local.delete(threadId);
       }
     })();
-    // the run exists once the server has read the headers; a quick status read makes sure
-    await this._awaitCreated(runId, publisher);
-    if (entry.refused) throw entry.refused;
     return entry;
   }
 

@@ -35,6 +35,7 @@ before(async () => {
 });
 
 after(async () => {
+  for (const hold of Object.values(control?.holds ?? {})) hold.open(); // no agent left waiting
   await a?.close();
   await b?.close();
   await bViaProxy?.close();
@@ -102,8 +103,10 @@ describe("IqStreamAgentRunner in CopilotRuntime", () => {
     const threadId = "thread-busy";
     const hold = latch();
     control.holds[threadId] = hold;
+    const runs0 = control.runs;
     const first = postSse(`${a.url}/agent/assistant/run`, runInput(threadId, "run-1"));
     await waitFor(() => runnerB.isRunning({ threadId }), 15_000, "first run running");
+    await waitFor(() => control.runs === runs0 + 1, 5000, "the first agent run to start");
     const runsBefore = control.runs;
     // through the runtime: an empty stream, as with the built-in runner (whose run() throws)
     const second = await postSse(`${b.url}/agent/assistant/run`, runInput(threadId, "run-2", "again"));
@@ -124,6 +127,32 @@ describe("IqStreamAgentRunner in CopilotRuntime", () => {
     const { held } = await runnerA.threadRuns(threadId);
     assert.deepEqual(held.map((r) => r.slot), [0, 1]);
     delete control.holds[threadId];
+  });
+
+  test("two instances starting a run on the same new thread at once: one runs, the other is refused", async () => {
+    const threadId = "thread-race";
+    const outcome = (runner, runId) => new Promise((resolve) => {
+      const events = [];
+      runner.run({ threadId, agent: new ScriptedAgent(control, { threadId }), input: runInput(threadId, runId) }).subscribe({
+        next: (e) => events.push(e),
+        error: (err) => resolve({ error: err.message, events }),
+        complete: () => resolve({ events }),
+      });
+    });
+    const hold = latch(); // the winner stays running until the loser has its answer
+    control.holds[threadId] = hold;
+    const racing = [outcome(runnerA, "race-a"), outcome(runnerB, "race-b")];
+    const firstDone = await Promise.race(racing);
+    assert.match(firstDone.error ?? "", /Thread already running/, JSON.stringify(firstDone));
+    hold.open();
+    const results = await Promise.all(racing);
+    delete control.holds[threadId];
+    const finished = results.filter((r) => r.events.at(-1)?.type === EventType.RUN_FINISHED && !r.error);
+    const refused = results.filter((r) => /Thread already running/.test(r.error ?? ""));
+    assert.equal(finished.length, 1, JSON.stringify(results.map((r) => r.error ?? r.events.length)));
+    assert.equal(refused.length, 1);
+    const { held } = await runnerA.threadRuns(threadId);
+    assert.equal(held.length, 1, "one run in IQ-Stream");
   });
 
   test("stop on instance B stops the agent running in instance A; every viewer gets the closing events", async () => {
