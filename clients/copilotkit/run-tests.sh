@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the locked dependencies (CopilotKit's runtime and AG-UI from npm, pinned in package-lock.json)
+# and runs the runner's tests against a real IQ-Stream server and CopilotKit's real runtime.
+#   IQSTREAM_JAR   server jar (default: <repo>/server/target/iqstream-server.jar)
+#   IQSTREAM_JAVA  java >= 21 to run it (default: the first 21+ of $JAVA_HOME/bin/java, java, /usr/lib/jvm/*)
+set -euo pipefail
+cd "$(dirname "$0")"
+
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if [ "$node_major" -lt 20 ]; then
+  echo "Node >= 20 is required (found $(node --version))" >&2
+  exit 1
+fi
+
+source ../../scripts/server-for-tests.sh
+
+npm ci --no-audit --no-fund --loglevel=error
+# --preserve-symlinks: @iqstream/client is ../js linked in, and resolves @ag-ui/client from here
+exec node --preserve-symlinks --test --test-concurrency=1 test/*.test.js
