@@ -20,7 +20,11 @@ public final class MemoryBudget {
 
     private final long budgetBytes;
     private final long hardLimitBytes;
+    /** Tombstones may take at most this fraction (1/n) of the budget. */
+    public static final int TOMBSTONE_SHARE_DIVISOR = 16;
+
     private final AtomicLong committedBytes = new AtomicLong();
+    private final AtomicLong tombstoneBytes = new AtomicLong();
     private final LongAdder runsRefused = new LongAdder();
     private volatile long expectedRunBytes = INITIAL_EXPECTED_RUN_BYTES;
     private final int maxSubscribers;
@@ -113,6 +117,47 @@ public final class MemoryBudget {
                 return true;
             }
         }
+    }
+
+    /**
+     * Takes {@code bytes} for memory whose refusal harms no run already streaming — a shared unpacked copy of a
+     * packed segment, a tombstone: only within the budget proper, never its headroom (which is kept for the
+     * growth of runs in flight). False when refused.
+     */
+    public boolean tryChargeWithinBudget(long bytes) {
+        while (true) {
+            long cur = committedBytes.get();
+            if (cur + bytes > budgetBytes) {
+                return false;
+            }
+            if (committedBytes.compareAndSet(cur, cur + bytes)) {
+                return true;
+            }
+        }
+    }
+
+    /**
+     * Takes {@code bytes} for a tombstone: within the budget and within the tombstones' share of it
+     * ({@link #TOMBSTONE_SHARE_DIVISOR}), so remembered ids never crowd out runs. False when refused (the caller
+     * then forgets its oldest tombstone).
+     */
+    public boolean tryChargeTombstone(long bytes) {
+        if (tombstoneBytes.get() + bytes > budgetBytes / TOMBSTONE_SHARE_DIVISOR || !tryChargeWithinBudget(bytes)) {
+            return false;
+        }
+        tombstoneBytes.addAndGet(bytes);
+        return true;
+    }
+
+    /** Gives back the bytes of tombstones forgotten or expired. */
+    public void releaseTombstone(long bytes) {
+        tombstoneBytes.addAndGet(-bytes);
+        release(bytes);
+    }
+
+    /** Bytes charged for tombstones now (all workers). */
+    public long tombstoneBytes() {
+        return tombstoneBytes.get();
     }
 
     /** Gives bytes back (segments freed, reservations dropped). */

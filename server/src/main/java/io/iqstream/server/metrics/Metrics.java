@@ -29,6 +29,7 @@ public final class Metrics {
     public final LongAdder runsIdled = new LongAdder();
     public final LongAdder slowSubscribersCut = new LongAdder();
     public final LongAdder channelMoves = new LongAdder();
+    public final LongAdder tombstonesEvicted = new LongAdder();
     private final EnumMap<Refusal, LongAdder> refusals = new EnumMap<>(Refusal.class);
     private final AtomicLongArray latencyBuckets = new AtomicLongArray(LATENCY_BUCKETS_S.length + 1);
     private final LongAdder latencyCount = new LongAdder();
@@ -81,6 +82,9 @@ public final class Metrics {
                 slowSubscribersCut.sum());
         counter(sb, "iqstream_channel_moves_total", "Connections moved to the worker owning their run.",
                 channelMoves.sum());
+        counter(sb, "iqstream_tombstones_evicted_total",
+                "Tombstones of expired runs forgotten early because their memory share was full (such an id"
+                + " answers 404 and may be reused).", tombstonesEvicted.sum());
         sb.append("# HELP iqstream_refusals_total Requests refused, by reason.\n");
         sb.append("# TYPE iqstream_refusals_total counter\n");
         for (Refusal r : Refusal.values()) {
