@@ -22,9 +22,12 @@ public final class MemoryBudget {
     private final long hardLimitBytes;
     /** Tombstones may take at most this fraction (1/n) of the budget. */
     public static final int TOMBSTONE_SHARE_DIVISOR = 16;
+    /** Unpacked copies of packed segments may take at most this fraction (1/n) of the budget. */
+    public static final int COPY_SHARE_DIVISOR = 4;
 
     private final AtomicLong committedBytes = new AtomicLong();
     private final AtomicLong tombstoneBytes = new AtomicLong();
+    private final AtomicLong copyBytes = new AtomicLong();
     private final LongAdder runsRefused = new LongAdder();
     private volatile long expectedRunBytes = INITIAL_EXPECTED_RUN_BYTES;
     private final int maxSubscribers;
@@ -142,17 +145,42 @@ public final class MemoryBudget {
      * then forgets its oldest tombstone).
      */
     public boolean tryChargeTombstone(long bytes) {
-        if (tombstoneBytes.get() + bytes > budgetBytes / TOMBSTONE_SHARE_DIVISOR || !tryChargeWithinBudget(bytes)) {
-            return false;
-        }
-        tombstoneBytes.addAndGet(bytes);
-        return true;
+        return tryChargeShare(tombstoneBytes, bytes, TOMBSTONE_SHARE_DIVISOR);
     }
 
     /** Gives back the bytes of tombstones forgotten or expired. */
     public void releaseTombstone(long bytes) {
         tombstoneBytes.addAndGet(-bytes);
         release(bytes);
+    }
+
+    /**
+     * Takes {@code bytes} for a shared unpacked copy of a packed segment: within the budget and within the copies'
+     * share of it ({@link #COPY_SHARE_DIVISOR}), so readers of old history never crowd out new runs. False when
+     * refused (the reader waits, or a new subscriber gets 503).
+     */
+    public boolean tryChargeCopy(long bytes) {
+        return tryChargeShare(copyBytes, bytes, COPY_SHARE_DIVISOR);
+    }
+
+    /** Gives back the bytes of an unpacked copy freed. */
+    public void releaseCopy(long bytes) {
+        copyBytes.addAndGet(-bytes);
+        release(bytes);
+    }
+
+    /** Bytes charged for unpacked copies now (all workers). */
+    public long copyBytes() {
+        return copyBytes.get();
+    }
+
+    private boolean tryChargeShare(AtomicLong share, long bytes, int divisor) {
+        // the share is checked, then the budget; two workers racing past the share overshoot it by one item each
+        if (share.get() + bytes > budgetBytes / divisor || !tryChargeWithinBudget(bytes)) {
+            return false;
+        }
+        share.addAndGet(bytes);
+        return true;
     }
 
     /** Bytes charged for tombstones now (all workers). */

@@ -1,6 +1,7 @@
 package io.iqstream.server.metrics;
 
 import io.iqstream.server.admission.MemoryBudget;
+import io.netty.buffer.PooledByteBufAllocator;
 import java.util.EnumMap;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
@@ -96,6 +97,9 @@ public final class Metrics {
         gauge(sb, "iqstream_memory_budget_bytes", "Memory budget for event logs.", budget.budgetBytes());
         gauge(sb, "iqstream_expected_run_bytes", "Learned size reserved for each new run.",
                 budget.expectedRunBytes());
+        gauge(sb, "iqstream_direct_memory_used_bytes",
+                "Direct memory held by the buffer pool (event logs, unpacked copies, socket buffers, slack).",
+                PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory());
         gauge(sb, "iqstream_draining", "1 while draining after SIGTERM.", draining ? 1 : 0);
         sb.append("# HELP iqstream_relay_latency_seconds From an event's decode to its write to a subscriber.\n");
         sb.append("# TYPE iqstream_relay_latency_seconds histogram\n");

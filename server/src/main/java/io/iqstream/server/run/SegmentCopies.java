@@ -6,7 +6,8 @@ import java.util.ArrayList;
 
 /**
  * The unpacked copies of packed log segments that readers are reading now, one per segment however many readers
- * read it, each charged to the memory budget while it exists. One per worker, confined to its event loop (the
+ * read it, each charged to the memory budget while it exists (all copies together: at most a quarter of the
+ * budget, {@link MemoryBudget#tryChargeCopy}, so readers of old history never crowd out new runs). One per worker, confined to its event loop (the
  * readers' slices are written and released on that loop too).
  *
  * <h2>Implementation notes</h2>
@@ -54,7 +55,7 @@ public final class SegmentCopies {
     }
 
     private boolean tryCharge(long bytes) {
-        return budget == null || budget.tryChargeWithinBudget(bytes);
+        return budget == null || budget.tryChargeCopy(bytes);
     }
 
     private void free(Entry e) {
@@ -62,7 +63,7 @@ public final class SegmentCopies {
         e.copy().release();
         heldBytes -= e.chargedBytes();
         if (budget != null) {
-            budget.release(e.chargedBytes());
+            budget.releaseCopy(e.chargedBytes());
         }
     }
 

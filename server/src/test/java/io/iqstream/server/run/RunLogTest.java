@@ -182,7 +182,7 @@ class RunLogTest {
 
     @Test
     void aCopyTheBudgetCannotTakeIsRefusedNotMade() {
-        MemoryBudget budget = new MemoryBudget(150_000);
+        MemoryBudget budget = new MemoryBudget(4 * 150_000); // copies may take a quarter: one 100 KB copy fits
         SegmentCopies copies = new SegmentCopies(budget);
         SegmentCodec codec = new SegmentCodec(PooledByteBufAllocator.DEFAULT);
         RunLog log = new RunLog(PooledByteBufAllocator.DEFAULT, codec, copies);
