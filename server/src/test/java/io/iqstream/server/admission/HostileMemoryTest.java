@@ -39,6 +39,8 @@ class HostileMemoryTest {
             List<Long> usedAfter = new ArrayList<>();
             for (int r = 0; r < 4; r++) {
                 got.add(publishMillion(server.port(), "tiny-" + r, admin, chunk));
+                assertTrue(server.isAlive() && !server.ranOutOfMemory(), "the server survived run " + r + " of a"
+                        + " million events (statuses " + got + "):\n" + server.output());
                 usedAfter.add(SmallJvmServer.metric(Http.get(server.base() + "/metrics").body(),
                         "iqstream_memory_used_bytes"));
             }
@@ -69,9 +71,11 @@ class HostileMemoryTest {
         } catch (IOException refusedMidBody) {
             try {
                 return pub.readReply().status();
-            } catch (IOException closed) {
+            } catch (IOException | RuntimeException closed) {
                 return -1;
             }
+        } catch (RuntimeException noReply) {
+            return -1; // the connection ended without a status line
         } finally {
             pub.close();
         }
@@ -108,7 +112,13 @@ class HostileMemoryTest {
                 out.write(("GET /v1/runs/packed/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + admin
                         + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
                 out.flush();
-                String status = statusLine(s.getInputStream());
+                String status;
+                try {
+                    status = statusLine(s.getInputStream());
+                } catch (IOException e) {
+                    throw new AssertionError("subscriber " + i + " got no answer (" + e + "); server alive: "
+                            + server.isAlive() + "\n" + server.output(), e);
+                }
                 if (status.contains(" 200 ")) {
                     streaming++;
                 } else if (status.contains(" 503 ")) {
@@ -161,6 +171,36 @@ class HostileMemoryTest {
                         "iqstream_memory_used_bytes");
             }
             assertTrue(after < 1_000_000, "copies released once unread: " + after);
+            assertTrue(server.isAlive(), server.output());
+            assertFalse(server.ranOutOfMemory(), server.output());
+        }
+    }
+
+    /**
+     * 3, the refusal: when the budget cannot take a segment's unpacked copy (a 1 MB copy, a 2 MiB budget whose copies
+     * may take a quarter), a new subscriber is refused with 503 + Retry-After before its response starts, and another
+     * run publishes and is read as usual.
+     */
+    @Test
+    void subscriberIsRefusedWhenTheBudgetCannotTakeItsCopy() throws Exception {
+        String admin = Tokens.admin();
+        try (SmallJvmServer server = SmallJvmServer.start(List.of("-Xmx48m", "-XX:MaxDirectMemorySize=19m"),
+                "--memory-budget", "2m", "--max-event-bytes", "2m", "--max-run-bytes", "64m")) {
+            String big = "{\"type\":\"TOOL_CALL_RESULT\",\"content\":\"" + "a".repeat(1_000_000) + "\"}";
+            assertEquals(200, Http.publish(server.base(), "packed", admin, big, big, big,
+                    "{\"type\":\"RUN_FINISHED\"}").statusCode());
+            HttpResponse<String> refused = Http.get(server.base() + "/v1/runs/packed/events",
+                    "Authorization", "Bearer " + admin);
+            assertEquals(503, refused.statusCode(), refused.body());
+            assertTrue(refused.body().contains("over_budget"), refused.body());
+            assertTrue(refused.headers().firstValue("Retry-After").isPresent());
+            assertEquals(200, Http.publish(server.base(), "small", admin, "{\"type\":\"RUN_STARTED\"}",
+                    "{\"type\":\"RUN_FINISHED\"}").statusCode(), "another run is not harmed");
+            try (SseClient reader = SseClient.open(server.port(), "/v1/runs/small/events",
+                    "Authorization: Bearer " + admin)) {
+                assertEquals(200, reader.status());
+                SseClient.assertConsecutive(reader.take(2, 10_000), 1);
+            }
             assertTrue(server.isAlive(), server.output());
             assertFalse(server.ranOutOfMemory(), server.output());
         }
