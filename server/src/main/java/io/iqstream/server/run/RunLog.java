@@ -20,7 +20,8 @@ import java.util.Arrays;
  *   <li>The index holds, per event, the offset just after its frame inside its segment (an {@code int}); the
  *       segment of an event is found by binary search over the segments' first events. It is paged
  *       ({@value #INDEX_PAGE_EVENTS} events, 8 KiB, per page; the first page grows by doubling from 64 so a short
- *       run pays little) so it grows without copying and every page is counted in {@link #heldBytes()}.</li>
+ *       run pays little), so it grows without copying, and its pages are pooled direct buffers: the budget counts
+ *       direct memory, and the heap holds only fixed-size objects per run and per segment.</li>
  *   <li>{@link #heldBytes()} is everything this log holds: segments (direct), the index, a fixed charge per segment
  *       for its buffer object and array slots, and a fixed charge for the run's own objects. The registry charges
  *       the memory budget with {@link #heldBytesAfterAppend} <em>before</em> an append, so a run's accounted size
@@ -67,8 +68,10 @@ public final class RunLog {
     private long freedBytes;
     private int[] segmentFirstEvent = new int[4];
     private int segmentCount;
-    private int[][] index = new int[4][];
+    /** Index pages in pooled direct memory (4 bytes per event), so what the budget counts is direct memory. */
+    private ByteBuf[] index = new ByteBuf[4];
     private long indexBytes;
+    private long pageTableBytes;
     private int size;
     private long frameBytes;
     private long capacityBytes;
@@ -109,7 +112,7 @@ public final class RunLog {
         return capacityBytes;
     }
 
-    /** Heap bytes of the per-event index. */
+    /** Bytes of the per-event index's pages (pooled direct memory). */
     public long indexBytes() {
         return indexBytes;
     }
@@ -119,7 +122,8 @@ public final class RunLog {
         if (released) {
             return 0;
         }
-        return capacityBytes + indexBytes + segmentCount * SEGMENT_OVERHEAD_BYTES + RUN_OVERHEAD_BYTES;
+        return capacityBytes + indexBytes + pageTableBytes + segmentCount * SEGMENT_OVERHEAD_BYTES
+                + RUN_OVERHEAD_BYTES;
     }
 
     /**
@@ -183,7 +187,7 @@ public final class RunLog {
         }
         tail.writeByte('\n').writeByte('\n');
         growIndex();
-        index[size / INDEX_PAGE_EVENTS][size % INDEX_PAGE_EVENTS] = tail.writerIndex();
+        setEnd(size, tail.writerIndex());
         size++;
         frameBytes += frameLength;
         return taken;
@@ -193,42 +197,48 @@ public final class RunLog {
     private long indexGrowthBytes() {
         int page = size / INDEX_PAGE_EVENTS;
         int slot = size % INDEX_PAGE_EVENTS;
-        int[] p = page < index.length ? index[page] : null;
-        if (p != null && slot < p.length) {
+        ByteBuf p = page < index.length ? index[page] : null;
+        if (p != null && 4 * slot < p.capacity()) {
             return 0;
         }
         if (p == null) {
-            long pageBytes = ARRAY_HEADER_BYTES + 4L * (page == 0 ? FIRST_PAGE_EVENTS : INDEX_PAGE_EVENTS);
-            // the page table's slot (8 B, doubled array) rides along
+            long pageBytes = 4L * (page == 0 ? FIRST_PAGE_EVENTS : INDEX_PAGE_EVENTS);
+            // the page table's slots (8 B each, on the heap) double with it
             return pageBytes + (page >= index.length ? 8L * index.length : 0);
         }
-        return 4L * p.length; // first page doubling: the new array is twice the old
+        return p.capacity(); // first page doubling: the new page is twice the old
     }
 
     private void growIndex() {
-        long growth = indexGrowthBytes();
-        if (growth == 0) {
+        if (indexGrowthBytes() == 0) {
             return;
         }
         int page = size / INDEX_PAGE_EVENTS;
         if (page >= index.length) {
+            pageTableBytes += 8L * index.length;
             index = Arrays.copyOf(index, index.length * 2);
         }
-        if (index[page] == null) {
-            index[page] = new int[page == 0 ? FIRST_PAGE_EVENTS : INDEX_PAGE_EVENTS];
-        } else {
-            index[page] = Arrays.copyOf(index[page], Math.min(INDEX_PAGE_EVENTS, index[page].length * 2));
+        ByteBuf old = index[page];
+        int events = old == null ? (page == 0 ? FIRST_PAGE_EVENTS : INDEX_PAGE_EVENTS)
+                : Math.min(INDEX_PAGE_EVENTS, old.capacity() / 2);
+        ByteBuf next = allocator.directBuffer(4 * events, 4 * events);
+        next.writerIndex(next.capacity());
+        if (old != null) {
+            next.setBytes(0, old, 0, old.capacity());
+            indexBytes -= old.capacity();
+            old.release();
         }
-        indexBytes += growth;
+        index[page] = next;
+        indexBytes += next.capacity();
     }
 
     /** End offset (in its segment) of the frame of event index {@code i} (0-based). */
     private int endOf(int i) {
-        return index[i / INDEX_PAGE_EVENTS][i % INDEX_PAGE_EVENTS];
+        return index[i / INDEX_PAGE_EVENTS].getInt(4 * (i % INDEX_PAGE_EVENTS));
     }
 
     private void setEnd(int i, int end) {
-        index[i / INDEX_PAGE_EVENTS][i % INDEX_PAGE_EVENTS] = end;
+        index[i / INDEX_PAGE_EVENTS].setInt(4 * (i % INDEX_PAGE_EVENTS), end);
     }
 
     /** The segment holding event index {@code i} (0-based, in range). */
@@ -419,8 +429,12 @@ public final class RunLog {
             segments[i] = null;
         }
         segmentCount = 0;
-        index = new int[1][];
+        for (int p = 0; p < index.length && index[p] != null; p++) {
+            index[p].release();
+            index[p] = null;
+        }
         indexBytes = 0;
+        pageTableBytes = 0;
         capacityBytes = 0;
         return freed;
     }

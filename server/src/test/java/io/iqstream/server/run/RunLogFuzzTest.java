@@ -51,7 +51,8 @@ class RunLogFuzzTest {
             log.seal();
         }
         log.takeFreedBytes();
-        assertEquals(log.capacityBytes(), allocator.metric().usedDirectMemory(), "bytes accounted == bytes held");
+        assertEquals(log.capacityBytes() + log.indexBytes(), allocator.metric().usedDirectMemory(),
+                "bytes accounted == bytes held");
         int reads = data.consumeInt(1, 6);
         for (int r = 0; r < reads; r++) {
             long after = data.consumeBoolean() ? EDGE_IDS[data.consumeInt(0, EDGE_IDS.length - 1)]
@@ -59,7 +60,7 @@ class RunLogFuzzTest {
             assertEquals(expectedAfter(frames, after), readAfter(log, after), "after " + after);
         }
         long copyBytes = copies == null ? 0 : copies.heldBytes() - copies.size() * SegmentCopies.COPY_OVERHEAD_BYTES;
-        assertEquals(log.capacityBytes() + copyBytes, allocator.metric().usedDirectMemory(),
+        assertEquals(log.capacityBytes() + log.indexBytes() + copyBytes, allocator.metric().usedDirectMemory(),
                 "segments plus counted copies are all that is held");
         if (copies != null) {
             assertEquals(copies.heldBytes(), budget.committedBytes(), "every copy charged");

@@ -142,7 +142,7 @@ class RunLogTest {
             assertTrue(log.heldBytes() <= expected, "charged before the append covers it at event " + (i + 1));
         }
         assertTrue(log.indexBytes() >= 4L * events, "index counted: " + log.indexBytes());
-        assertTrue(log.indexBytes() <= 4L * events + 8 * 1024 + 16L * (events / RunLog.INDEX_PAGE_EVENTS + 1) + 4096,
+        assertTrue(log.indexBytes() <= 4L * events + 8 * 1024,
                 "index is about 4 bytes per event: " + log.indexBytes());
         assertTrue(log.heldBytes() >= log.capacityBytes() + log.indexBytes());
         System.out.printf("%d events of {\"type\":\"X\"}: %d B held (segments %d B, index %d B)%n", events,
