@@ -20,7 +20,14 @@ public final class MemoryBudget {
 
     private final long budgetBytes;
     private final long hardLimitBytes;
+    /** Tombstones may take at most this fraction (1/n) of the budget. */
+    public static final int TOMBSTONE_SHARE_DIVISOR = 16;
+    /** Unpacked copies of packed segments may take at most this fraction (1/n) of the budget. */
+    public static final int COPY_SHARE_DIVISOR = 4;
+
     private final AtomicLong committedBytes = new AtomicLong();
+    private final AtomicLong tombstoneBytes = new AtomicLong();
+    private final AtomicLong copyBytes = new AtomicLong();
     private final LongAdder runsRefused = new LongAdder();
     private volatile long expectedRunBytes = INITIAL_EXPECTED_RUN_BYTES;
     private final int maxSubscribers;
@@ -113,6 +120,72 @@ public final class MemoryBudget {
                 return true;
             }
         }
+    }
+
+    /**
+     * Takes {@code bytes} for memory whose refusal harms no run already streaming — a shared unpacked copy of a
+     * packed segment, a tombstone: only within the budget proper, never its headroom (which is kept for the
+     * growth of runs in flight). False when refused.
+     */
+    public boolean tryChargeWithinBudget(long bytes) {
+        while (true) {
+            long cur = committedBytes.get();
+            if (cur + bytes > budgetBytes) {
+                return false;
+            }
+            if (committedBytes.compareAndSet(cur, cur + bytes)) {
+                return true;
+            }
+        }
+    }
+
+    /**
+     * Takes {@code bytes} for a tombstone: within the budget and within the tombstones' share of it
+     * ({@link #TOMBSTONE_SHARE_DIVISOR}), so remembered ids never crowd out runs. False when refused (the caller
+     * then forgets its oldest tombstone).
+     */
+    public boolean tryChargeTombstone(long bytes) {
+        return tryChargeShare(tombstoneBytes, bytes, TOMBSTONE_SHARE_DIVISOR);
+    }
+
+    /** Gives back the bytes of tombstones forgotten or expired. */
+    public void releaseTombstone(long bytes) {
+        tombstoneBytes.addAndGet(-bytes);
+        release(bytes);
+    }
+
+    /**
+     * Takes {@code bytes} for a shared unpacked copy of a packed segment: within the budget and within the copies'
+     * share of it ({@link #COPY_SHARE_DIVISOR}), so readers of old history never crowd out new runs. False when
+     * refused (the reader waits, or a new subscriber gets 503).
+     */
+    public boolean tryChargeCopy(long bytes) {
+        return tryChargeShare(copyBytes, bytes, COPY_SHARE_DIVISOR);
+    }
+
+    /** Gives back the bytes of an unpacked copy freed. */
+    public void releaseCopy(long bytes) {
+        copyBytes.addAndGet(-bytes);
+        release(bytes);
+    }
+
+    /** Bytes charged for unpacked copies now (all workers). */
+    public long copyBytes() {
+        return copyBytes.get();
+    }
+
+    private boolean tryChargeShare(AtomicLong share, long bytes, int divisor) {
+        // the share is checked, then the budget; two workers racing past the share overshoot it by one item each
+        if (share.get() + bytes > budgetBytes / divisor || !tryChargeWithinBudget(bytes)) {
+            return false;
+        }
+        share.addAndGet(bytes);
+        return true;
+    }
+
+    /** Bytes charged for tombstones now (all workers). */
+    public long tombstoneBytes() {
+        return tombstoneBytes.get();
     }
 
     /** Gives bytes back (segments freed, reservations dropped). */

@@ -14,6 +14,18 @@ public record MemoryPlan(long limitBytes, String source, long heapBytes, long di
     /** The share of direct memory given to event logs; the rest serves socket buffers and pool slack. */
     public static final double LOG_SHARE_OF_DIRECT = 0.75;
     private static final long MIB = 1L << 20;
+    private static final long KIB = 1L << 10;
+    /**
+     * Direct memory one connection may hold outside the budget at its worst: a request head being decoded (8 KiB
+     * line + 16 KiB headers, the decoder's limits in {@code http.IqStreamInitializer}) and one 64 KiB read or body
+     * chunk. Its pending writes are slices of log memory the budget already counts.
+     */
+    public static final long CONNECTION_DIRECT_BYTES = (8 + 16 + 64) * KIB;
+    /**
+     * Heap one connection may hold at its worst: the decoder's text of a maximal head (Java chars, 2 bytes each,
+     * kept for the connection's life) plus about 8 KiB of channel, pipeline, handlers and a subscriber's cursor.
+     */
+    public static final long CONNECTION_HEAP_BYTES = 2 * (8 + 16) * KIB + 8 * KIB;
 
     /** The plan for a memory limit (the container's), or for an explicit budget when {@code budgetBytes > 0}. */
     public static MemoryPlan forLimit(long limitBytes, String source, long budgetBytes) {
@@ -42,6 +54,22 @@ public record MemoryPlan(long limitBytes, String source, long heapBytes, long di
         }
         ContainerMemory c = ContainerMemory.detect();
         return Math.min(cap, forLimit(c.limitBytes(), c.source(), 0).budgetBytes());
+    }
+
+    /**
+     * How many connections this plan holds at their worst ({@link #CONNECTION_DIRECT_BYTES} each in the direct
+     * memory outside the budget, {@link #CONNECTION_HEAP_BYTES} each in half the heap). {@code --max-connections}
+     * at or below this keeps every byte a client can make the server hold inside the plan.
+     */
+    public long connectionsCovered() {
+        return connectionsCovered(heapBytes, directBytes, budgetBytes);
+    }
+
+    /** {@link #connectionsCovered()} for a running JVM's heap, direct memory and budget. */
+    public static long connectionsCovered(long heapBytes, long directBytes, long budgetBytes) {
+        long byDirect = Math.max(0, directBytes - budgetBytes) / CONNECTION_DIRECT_BYTES;
+        long byHeap = heapBytes / 2 / CONNECTION_HEAP_BYTES;
+        return Math.min(byDirect, byHeap);
     }
 
     private static long clamp(long v, long min, long max) {

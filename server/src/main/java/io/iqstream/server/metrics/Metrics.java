@@ -1,6 +1,7 @@
 package io.iqstream.server.metrics;
 
 import io.iqstream.server.admission.MemoryBudget;
+import io.netty.buffer.PooledByteBufAllocator;
 import java.util.EnumMap;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
@@ -39,6 +40,7 @@ public final class Metrics {
     public final LongAdder headerTimeouts = new LongAdder();
     /** Keep-alive connections closed after --idle-timeout with no request. */
     public final LongAdder idleTimeouts = new LongAdder();
+    public final LongAdder tombstonesEvicted = new LongAdder();
     private final EnumMap<Refusal, LongAdder> refusals = new EnumMap<>(Refusal.class);
     private final AtomicLongArray latencyBuckets = new AtomicLongArray(LATENCY_BUCKETS_S.length + 1);
     private final LongAdder latencyCount = new LongAdder();
@@ -102,6 +104,9 @@ public final class Metrics {
         sb.append("# TYPE iqstream_connection_timeouts_total counter\n");
         sb.append("iqstream_connection_timeouts_total{kind=\"header\"} ").append(headerTimeouts.sum()).append('\n');
         sb.append("iqstream_connection_timeouts_total{kind=\"idle\"} ").append(idleTimeouts.sum()).append('\n');
+        counter(sb, "iqstream_tombstones_evicted_total",
+                "Tombstones of expired runs forgotten early because their memory share was full (such an id"
+                + " answers 404 and may be reused).", tombstonesEvicted.sum());
         sb.append("# HELP iqstream_refusals_total Requests refused, by reason.\n");
         sb.append("# TYPE iqstream_refusals_total counter\n");
         for (Refusal r : Refusal.values()) {
@@ -113,6 +118,9 @@ public final class Metrics {
         gauge(sb, "iqstream_memory_budget_bytes", "Memory budget for event logs.", budget.budgetBytes());
         gauge(sb, "iqstream_expected_run_bytes", "Learned size reserved for each new run.",
                 budget.expectedRunBytes());
+        gauge(sb, "iqstream_direct_memory_used_bytes",
+                "Direct memory held by the buffer pool (event logs, unpacked copies, socket buffers, slack).",
+                PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory());
         gauge(sb, "iqstream_draining", "1 while draining after SIGTERM.", draining ? 1 : 0);
         sb.append("# HELP iqstream_relay_latency_seconds From an event's decode to its write to a subscriber.\n");
         sb.append("# TYPE iqstream_relay_latency_seconds histogram\n");

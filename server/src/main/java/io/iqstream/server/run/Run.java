@@ -29,11 +29,12 @@ public final class Run {
     private boolean dirty;
     private long lastAppendNanos;
     private long reservedBytes;
+    private long chargedBytes;
     private ScheduledFuture<?> timer;
 
-    public Run(String id, ByteBufAllocator allocator, SegmentCodec codec, long nowNanos) {
+    public Run(String id, ByteBufAllocator allocator, SegmentCodec codec, SegmentCopies copies, long nowNanos) {
         this.id = id;
-        this.log = new RunLog(allocator, codec);
+        this.log = new RunLog(allocator, codec, copies);
         this.createdNanos = nowNanos;
         this.lastAppendNanos = nowNanos;
     }
@@ -76,13 +77,28 @@ public final class Run {
         this.publisher = session;
     }
 
-    /** Bytes reserved for this run by admission and not yet used by its log. */
+    /**
+     * Bytes admission reserved for this run when it was created: while it streams, its charge never drops below
+     * this (0 once ended).
+     */
     public long reservedBytes() {
         return reservedBytes;
     }
 
     public void reservedBytes(long bytes) {
         this.reservedBytes = bytes;
+    }
+
+    /**
+     * Bytes the memory budget holds for this run now: its reservation, or its log's {@link RunLog#heldBytes()}
+     * when larger (and, once ended, exactly that).
+     */
+    public long chargedBytes() {
+        return chargedBytes;
+    }
+
+    public void chargedBytes(long bytes) {
+        this.chargedBytes = bytes;
     }
 
     /** The run's single pending timer (publisher-lost, idle or retention), replaced as the run changes state. */

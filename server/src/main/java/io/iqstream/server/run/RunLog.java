@@ -2,13 +2,14 @@ package io.iqstream.server.run;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.netty.util.ByteProcessor;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
  * The append-only log of one run: every event's SSE frame ({@code id: N\ndata: <json>\n\n}), encoded once, packed
- * back to back into pooled segments.
+ * back to back into pooled segments, with a per-event index of where each frame ends.
  *
  * <p>Confined to the run's worker event loop. Not thread-safe by design.
  *
@@ -16,12 +17,24 @@ import java.util.Arrays;
  * <ul>
  *   <li>Frames are written once, into the tail segment; bytes already written never change, so a subscriber may
  *       hold a {@link ByteBuf#retainedSlice} of them while later frames are appended behind.</li>
- *   <li>{@code ends[i]} packs the segment of event {@code i+1} (high 32 bits) and the offset just after its frame
- *       (low 32 bits). A frame starts where the previous one in its segment ended, or at 0.</li>
+ *   <li>The index holds, per event, the offset just after its frame inside its segment (an {@code int}); the
+ *       segment of an event is found by binary search over the segments' first events. It is paged
+ *       ({@value #INDEX_PAGE_EVENTS} events, 8 KiB, per page; the first page grows by doubling from 64 so a short
+ *       run pays little), so it grows without copying, and its pages are pooled direct buffers: the budget counts
+ *       direct memory, and the heap holds only fixed-size objects per run and per segment.</li>
+ *   <li>{@link #heldBytes()} is everything this log holds: segments (direct), the index, a fixed charge per segment
+ *       for its buffer object and array slots, and a fixed charge for the run's own objects. The registry charges
+ *       the memory budget with {@link #heldBytesAfterAppend} <em>before</em> an append, so a run's accounted size
+ *       is its real size; a run of a million tiny events is refused by the budget, not by an OutOfMemoryError.</li>
  *   <li>A reader asks for "everything from event k that lies in k's segment": one slice, one write, however many
  *       frames it covers — a reconnecting browser gets its backlog in a few large writes.</li>
+ *   <li>A packed segment is read through one shared unpacked copy ({@link SegmentCopies}), charged to the budget
+ *       while it exists and released once no reader holds a slice of it; when the budget cannot take the copy,
+ *       {@link #readFrom} returns null and the reader waits (or is refused).</li>
+ *   <li>Ids are {@code long} at the API: any id, however large or negative, is answered without arithmetic
+ *       overflow (out of range: nothing to read).</li>
  *   <li>{@link #seal()} (on the terminal event) copies the frames into one exact-size buffer so an ended run held
- *       for its retention costs its bytes, not its segments' slack.</li>
+ *       for its retention costs its bytes, not its segments' slack (with packing: packs the tail).</li>
  *   <li>{@link #release()} drops the log's references; slices still queued in sockets keep their bytes alive until
  *       written, then the pool gets them back.</li>
  * </ul>
@@ -29,19 +42,36 @@ import java.util.Arrays;
 public final class RunLog {
     /** Segment size: large enough for most runs' text events, small enough not to waste on short runs. */
     public static final int SEGMENT_BYTES = 8 * 1024;
+    /** Events per full index page (4 bytes each: 8 KiB). */
+    public static final int INDEX_PAGE_EVENTS = 2048;
+    /** Heap charged per segment: its buffer object (about 100 B) and its slots in four growing arrays. */
+    public static final long SEGMENT_OVERHEAD_BYTES = 160;
+    /** Heap charged once per run: the run, this log, their small arrays, the registry entry and the id. */
+    public static final long RUN_OVERHEAD_BYTES = 1024;
+    /** What {@link #readFrom} returns when there is nothing to read at that id. */
+    public static final ByteBuf NOTHING = Unpooled.EMPTY_BUFFER;
 
+    private static final int FIRST_PAGE_EVENTS = 64;
+    private static final long ARRAY_HEADER_BYTES = 16;
     private static final byte[] ID_PREFIX = "id: ".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] DATA_PREFIX = "\ndata: ".getBytes(StandardCharsets.US_ASCII);
 
     private final ByteBufAllocator allocator;
     private final SegmentCodec codec;
+    private final SegmentCopies copies;
     private ByteBuf[] segments = new ByteBuf[4];
     /** Unpacked length of each packed segment; 0 while the segment is plain. */
     private int[] packedLength = new int[4];
+    /** The shared unpacked copy of each packed segment, while one exists (owned by {@link #copies}). */
+    private ByteBuf[] unpacked;
+    private int copiesHeld;
     private long freedBytes;
     private int[] segmentFirstEvent = new int[4];
     private int segmentCount;
-    private long[] ends = new long[64];
+    /** Index pages in pooled direct memory (4 bytes per event), so what the budget counts is direct memory. */
+    private ByteBuf[] index = new ByteBuf[4];
+    private long indexBytes;
+    private long pageTableBytes;
     private int size;
     private long frameBytes;
     private long capacityBytes;
@@ -49,13 +79,22 @@ public final class RunLog {
 
     /** A log whose full segments are kept plain. */
     public RunLog(ByteBufAllocator allocator) {
-        this(allocator, null);
+        this(allocator, null, null);
     }
 
-    /** A log whose full segments are packed by {@code codec} (null: kept plain). */
+    /** A log whose full segments are packed by {@code codec} (null: kept plain), each read unpacking on its own. */
     public RunLog(ByteBufAllocator allocator, SegmentCodec codec) {
+        this(allocator, codec, null);
+    }
+
+    /**
+     * A log whose full segments are packed by {@code codec} (null: kept plain) and read through the shared,
+     * budgeted unpacked copies of {@code copies} (null: every read unpacks its own, uncounted copy).
+     */
+    public RunLog(ByteBufAllocator allocator, SegmentCodec codec, SegmentCopies copies) {
         this.allocator = allocator;
         this.codec = codec;
+        this.copies = codec == null ? null : copies;
     }
 
     /** Number of events; also the id of the last one. */
@@ -68,9 +107,36 @@ public final class RunLog {
         return frameBytes;
     }
 
-    /** Bytes of memory the segments hold (frames plus slack), for the memory budget. */
+    /** Bytes of memory the segments hold (frames plus slack, direct memory). */
     public long capacityBytes() {
         return capacityBytes;
+    }
+
+    /** Bytes of the per-event index's pages (pooled direct memory). */
+    public long indexBytes() {
+        return indexBytes;
+    }
+
+    /** Everything this log (and its run) holds, for the memory budget: segments, index and fixed overheads. */
+    public long heldBytes() {
+        if (released) {
+            return 0;
+        }
+        return capacityBytes + indexBytes + pageTableBytes + segmentCount * SEGMENT_OVERHEAD_BYTES
+                + RUN_OVERHEAD_BYTES;
+    }
+
+    /**
+     * What {@link #heldBytes()} will be right after appending a frame of {@code frameLength} bytes, before any
+     * packing gives memory back: the new segment and index page it may need are included.
+     */
+    public long heldBytesAfterAppend(int frameLength) {
+        long after = heldBytes();
+        if (tailWritableBytes() < frameLength) {
+            after += Math.max(SEGMENT_BYTES, frameLength) + SEGMENT_OVERHEAD_BYTES;
+        }
+        after += indexGrowthBytes();
+        return after;
     }
 
     /** Free bytes in the tail segment (0 when there is none). */
@@ -94,10 +160,13 @@ public final class RunLog {
 
     /** {@link #append(ByteBuf)} for a caller that has already asked {@link #frameLength} (the size checks). */
     long append(ByteBuf json, int frameLength) {
+        if (released) {
+            throw new IllegalStateException("log released");
+        }
         int jsonLength = json.readableBytes();
         long taken = 0;
         ByteBuf tail = segmentCount == 0 ? null : segments[segmentCount - 1];
-        if (tail == null || tail.writableBytes() < frameLength) {
+        if (tail == null || packedLength[segmentCount - 1] != 0 || tail.writableBytes() < frameLength) {
             taken = newSegment(Math.max(SEGMENT_BYTES, frameLength));
             tail = segments[segmentCount - 1];
         }
@@ -117,12 +186,74 @@ public final class RunLog {
             }
         }
         tail.writeByte('\n').writeByte('\n');
-        if (size == ends.length) {
-            ends = Arrays.copyOf(ends, size * 2);
-        }
-        ends[size++] = ((long) (segmentCount - 1) << 32) | tail.writerIndex();
+        growIndex();
+        setEnd(size, tail.writerIndex());
+        size++;
         frameBytes += frameLength;
         return taken;
+    }
+
+    /** Bytes the index takes to hold one more event (a new page, or the first page's doubling). */
+    private long indexGrowthBytes() {
+        int page = size / INDEX_PAGE_EVENTS;
+        int slot = size % INDEX_PAGE_EVENTS;
+        ByteBuf p = page < index.length ? index[page] : null;
+        if (p != null && 4 * slot < p.capacity()) {
+            return 0;
+        }
+        if (p == null) {
+            long pageBytes = 4L * (page == 0 ? FIRST_PAGE_EVENTS : INDEX_PAGE_EVENTS);
+            // the page table's slots (8 B each, on the heap) double with it
+            return pageBytes + (page >= index.length ? 8L * index.length : 0);
+        }
+        return p.capacity(); // first page doubling: the new page is twice the old
+    }
+
+    private void growIndex() {
+        if (indexGrowthBytes() == 0) {
+            return;
+        }
+        int page = size / INDEX_PAGE_EVENTS;
+        if (page >= index.length) {
+            pageTableBytes += 8L * index.length;
+            index = Arrays.copyOf(index, index.length * 2);
+        }
+        ByteBuf old = index[page];
+        int events = old == null ? (page == 0 ? FIRST_PAGE_EVENTS : INDEX_PAGE_EVENTS)
+                : Math.min(INDEX_PAGE_EVENTS, old.capacity() / 2);
+        ByteBuf next = allocator.directBuffer(4 * events, 4 * events);
+        next.writerIndex(next.capacity());
+        if (old != null) {
+            next.setBytes(0, old, 0, old.capacity());
+            indexBytes -= old.capacity();
+            old.release();
+        }
+        index[page] = next;
+        indexBytes += next.capacity();
+    }
+
+    /** End offset (in its segment) of the frame of event index {@code i} (0-based). */
+    private int endOf(int i) {
+        return index[i / INDEX_PAGE_EVENTS].getInt(4 * (i % INDEX_PAGE_EVENTS));
+    }
+
+    private void setEnd(int i, int end) {
+        index[i / INDEX_PAGE_EVENTS].setInt(4 * (i % INDEX_PAGE_EVENTS), end);
+    }
+
+    /** The segment holding event index {@code i} (0-based, in range). */
+    private int segmentOf(int i) {
+        int lo = 0;
+        int hi = segmentCount - 1;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) >>> 1;
+            if (segmentFirstEvent[mid] <= i) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return lo;
     }
 
     private long newSegment(int capacity) {
@@ -130,9 +261,13 @@ public final class RunLog {
             pack(segmentCount - 1);
         }
         if (segmentCount == segments.length) {
-            segments = Arrays.copyOf(segments, segmentCount * 2);
-            segmentFirstEvent = Arrays.copyOf(segmentFirstEvent, segmentCount * 2);
-            packedLength = Arrays.copyOf(packedLength, segmentCount * 2);
+            int n = segmentCount * 2;
+            segments = Arrays.copyOf(segments, n);
+            segmentFirstEvent = Arrays.copyOf(segmentFirstEvent, n);
+            packedLength = Arrays.copyOf(packedLength, n);
+            if (unpacked != null) {
+                unpacked = Arrays.copyOf(unpacked, n);
+            }
         }
         ByteBuf seg = allocator.directBuffer(capacity, capacity);
         segments[segmentCount] = seg;
@@ -161,7 +296,7 @@ public final class RunLog {
         packedLength[k] = length;
     }
 
-    /** Bytes given back by packing since the last call (for the memory budget). */
+    /** Bytes given back by packing since the last call. */
     public long takeFreedBytes() {
         long f = freedBytes;
         freedBytes = 0;
@@ -170,83 +305,123 @@ public final class RunLog {
 
     /**
      * Seals the log after its last event: with a codec, packs the tail segment too; without, copies every frame
-     * into one buffer of exactly their size and frees the segments. Returns the change in bytes held (negative:
-     * memory given back).
+     * into one buffer of exactly their size and frees the segments. Returns the change in {@link #heldBytes()}
+     * (negative: memory given back).
      */
     public long seal() {
+        if (released) {
+            return 0;
+        }
+        long before = heldBytes();
         if (codec != null) {
-            long before = capacityBytes;
             if (segmentCount > 0) {
                 pack(segmentCount - 1);
                 freedBytes = 0;
             }
-            return capacityBytes - before;
+            return heldBytes() - before;
         }
         if (segmentCount <= 1 && (segmentCount == 0 || segments[0].writableBytes() == 0)) {
             return 0;
         }
-        long before = capacityBytes;
-        ByteBuf whole = allocator.directBuffer((int) frameBytes, (int) frameBytes);
-        for (int i = 0; i < segmentCount; i++) {
-            ByteBuf s = segments[i];
-            whole.writeBytes(s, 0, s.writerIndex());
-            s.release();
-            segments[i] = null;
+        if (frameBytes > Integer.MAX_VALUE) {
+            return 0; // cannot be one buffer; keep the segments (max-run-bytes forbids this anyway)
         }
-        long offset = 0;
-        long previousOld = 0;
-        for (int i = 0; i < size; i++) {
-            long old = ends[i];
-            int seg = (int) (old >>> 32);
-            int start = i > 0 && (int) (previousOld >>> 32) == seg ? (int) previousOld : 0;
-            offset += (int) old - start;
-            ends[i] = offset;
-            previousOld = old;
+        ByteBuf whole = allocator.directBuffer((int) frameBytes, (int) frameBytes);
+        int base = 0;
+        for (int s = 0; s < segmentCount; s++) {
+            ByteBuf seg = segments[s];
+            int first = segmentFirstEvent[s];
+            int last = s + 1 < segmentCount ? segmentFirstEvent[s + 1] : size;
+            for (int i = first; i < last; i++) {
+                setEnd(i, base + endOf(i));
+            }
+            base += seg.writerIndex();
+            whole.writeBytes(seg, 0, seg.writerIndex());
+            seg.release();
+            segments[s] = null;
         }
         segments[0] = whole;
         segmentFirstEvent[0] = 0;
         segmentCount = 1;
         capacityBytes = whole.capacity();
-        return capacityBytes - before;
-    }
-
-    private int startOf(int eventIndex, int segment) {
-        if (eventIndex == 0) {
-            return 0;
-        }
-        long prev = ends[eventIndex - 1];
-        return (int) (prev >>> 32) == segment ? (int) prev : 0;
+        return heldBytes() - before;
     }
 
     /**
-     * The frames from event id {@code fromId} (1-based) up to the end of that event's segment, as a retained slice
-     * the caller must write or release. {@code fromId} must be in {@code 1..size()}.
+     * The frames from event id {@code fromId} up to the end of that event's segment, as a retained slice the
+     * caller must write or release. Ids below 1 read from the first event. Returns {@link #NOTHING} (empty, no
+     * release needed) when {@code fromId} is past the last event or the log is released, and {@code null} when the
+     * segment is packed and the memory budget cannot take its unpacked copy now (try again later).
      */
-    public ByteBuf readFrom(int fromId) {
-        int i = fromId - 1;
-        int seg = (int) (ends[i] >>> 32);
+    public ByteBuf readFrom(long fromId) {
+        long from = Math.max(fromId, 1);
+        if (released || from > size) {
+            return NOTHING;
+        }
+        int i = (int) (from - 1);
+        int seg = segmentOf(i);
         int last = seg + 1 < segmentCount ? segmentFirstEvent[seg + 1] - 1 : size - 1;
-        int start = startOf(i, seg);
-        int end = (int) ends[last];
-        if (packedLength[seg] != 0) {
+        int start = i == segmentFirstEvent[seg] ? 0 : endOf(i - 1);
+        int end = endOf(last);
+        if (packedLength[seg] == 0) {
+            return segments[seg].retainedSlice(start, end - start);
+        }
+        if (copies == null) {
             ByteBuf whole = codec.unpack(segments[seg], packedLength[seg]);
             ByteBuf slice = whole.retainedSlice(start, end - start);
             whole.release();
             return slice;
         }
-        return segments[seg].retainedSlice(start, end - start);
+        if (unpacked == null) {
+            unpacked = new ByteBuf[segments.length];
+        }
+        ByteBuf copy = unpacked[seg];
+        if (copy == null) {
+            copy = copies.unpack(this, seg, codec, segments[seg], packedLength[seg]);
+            if (copy == null) {
+                return null;
+            }
+            unpacked[seg] = copy;
+            copiesHeld++;
+        }
+        return copy.retainedSlice(start, end - start);
     }
 
-    /** The id of the last event {@link #readFrom(int)} would return for {@code fromId}. */
-    public int lastIdInSegmentOf(int fromId) {
-        int seg = (int) (ends[fromId - 1] >>> 32);
+    /**
+     * The id of the last event {@link #readFrom(long)} returns for {@code fromId}; when it returns nothing, the id
+     * just before {@code fromId} (ids below 1 count as 1; the cursor does not move, and nothing overflows).
+     */
+    public long lastIdInSegmentOf(long fromId) {
+        long from = Math.max(fromId, 1);
+        if (released || from > size) {
+            return from - 1;
+        }
+        int i = (int) (from - 1);
+        int seg = segmentOf(i);
         return seg + 1 < segmentCount ? segmentFirstEvent[seg + 1] : size;
     }
 
-    /** Frees the segments. Returns the bytes given back. Idempotent. */
+    /** Number of shared unpacked copies this log holds now. */
+    public int unpackedCopies() {
+        return copiesHeld;
+    }
+
+    /** Called by {@link SegmentCopies} when it frees the copy of segment {@code k}. */
+    void copyDropped(int k) {
+        if (unpacked != null && unpacked[k] != null) {
+            unpacked[k] = null;
+            copiesHeld--;
+        }
+    }
+
+    /** Frees the segments (and hands back its unpacked copies). Returns the bytes given back. Idempotent. */
     public long release() {
         if (released) {
             return 0;
+        }
+        long freed = heldBytes();
+        if (copiesHeld > 0) {
+            copies.dropAll(this);
         }
         released = true;
         for (int i = 0; i < segmentCount; i++) {
@@ -254,7 +429,12 @@ public final class RunLog {
             segments[i] = null;
         }
         segmentCount = 0;
-        long freed = capacityBytes;
+        for (int p = 0; p < index.length && index[p] != null; p++) {
+            index[p].release();
+            index[p] = null;
+        }
+        indexBytes = 0;
+        pageTableBytes = 0;
         capacityBytes = 0;
         return freed;
     }

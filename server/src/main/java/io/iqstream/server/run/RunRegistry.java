@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -19,6 +20,14 @@ import java.util.concurrent.TimeUnit;
  * retention, tombstones, and the server-made RUN_ERROR events (publisher lost, idle).
  *
  * <p>Confined to its worker's event loop: every method must be called on {@link #loop()}.
+ *
+ * <h2>Implementation notes</h2>
+ * Budget accounting: each run is charged its reservation at admission, and before every append the excess of
+ * {@link RunLog#heldBytesAfterAppend} over what it is charged (a new segment, a new index page); packing gives
+ * back down to the larger of what the log holds and the reservation. At the end the charge becomes exactly what the
+ * sealed log holds; at the drop it is all given back. Shared unpacked copies ({@link SegmentCopies}) and tombstones
+ * are charged by their own classes. So {@code budget.committedBytes()} is the sum of runs' charges, live copies
+ * and tombstones, and every one of those bytes exists.
  */
 public final class RunRegistry {
     private final EventLoop loop;
@@ -30,6 +39,11 @@ public final class RunRegistry {
     private final HashMap<String, ArrayList<RunWaiter>> waiters = new HashMap<>();
     private final Tombstones tombstones;
     private final SegmentCodec codec;
+    private final SegmentCopies copies;
+    private ScheduledFuture<?> sweeper;
+
+    /** How often idle unpacked copies are freed and expired tombstones forgotten. */
+    static final long SWEEP_INTERVAL_MS = 200;
 
     public RunRegistry(EventLoop loop, ServerConfig config, MemoryBudget budget, Metrics metrics,
             ByteBufAllocator allocator) {
@@ -38,8 +52,24 @@ public final class RunRegistry {
         this.budget = budget;
         this.metrics = metrics;
         this.allocator = allocator;
-        this.tombstones = new Tombstones(config.tombstoneMs(), 100_000);
+        this.tombstones = new Tombstones(config.tombstoneMs(), budget, metrics.tombstonesEvicted);
         this.codec = config.compressLog() ? new SegmentCodec(allocator) : null;
+        this.copies = codec != null ? new SegmentCopies(budget) : null;
+        this.sweeper = loop.scheduleAtFixedRate(this::sweep, SWEEP_INTERVAL_MS, SWEEP_INTERVAL_MS,
+                TimeUnit.MILLISECONDS);
+    }
+
+    /** Frees unpacked copies no reader holds and forgets expired tombstones. */
+    private void sweep() {
+        if (copies != null) {
+            copies.sweep();
+        }
+        tombstones.purge(System.nanoTime(), 1024);
+    }
+
+    /** The shared unpacked copies of this worker's packed segments (null when the log is not packed). */
+    public SegmentCopies copies() {
+        return copies;
     }
 
     public EventLoop loop() {
@@ -78,8 +108,9 @@ public final class RunRegistry {
             return null;
         }
         tombstones.remove(runId);
-        Run run = new Run(runId, allocator, codec, System.nanoTime());
+        Run run = new Run(runId, allocator, codec, copies, System.nanoTime());
         run.reservedBytes(reserved);
+        run.chargedBytes(reserved);
         runs.put(runId, run);
         metrics.runsCreated.increment();
         metrics.runsActive.increment();
@@ -119,19 +150,20 @@ public final class RunRegistry {
         if (log.frameBytes() + frameLength > config.maxRunBytes()) {
             return AppendOutcome.RUN_TOO_LARGE;
         }
-        if (log.tailWritableBytes() < frameLength) {
-            long segmentBytes = Math.max(RunLog.SEGMENT_BYTES, frameLength);
-            long fromReservation = Math.min(run.reservedBytes(), segmentBytes);
-            if (segmentBytes > fromReservation && !budget.charge(segmentBytes - fromReservation,
-                    log.capacityBytes() + segmentBytes)) {
+        long heldAfter = log.heldBytesAfterAppend(frameLength);
+        long more = heldAfter - run.chargedBytes();
+        if (more > 0) {
+            if (!budget.charge(more, heldAfter)) {
                 return AppendOutcome.OVER_BUDGET;
             }
-            run.reservedBytes(run.reservedBytes() - fromReservation);
+            run.chargedBytes(heldAfter);
         }
         run.store(json, frameLength, terminal, System.nanoTime());
-        long packedAway = log.takeFreedBytes();
-        if (packedAway > 0) {
-            budget.release(packedAway);
+        log.takeFreedBytes();
+        long floor = Math.max(log.heldBytes(), run.reservedBytes());
+        if (run.chargedBytes() > floor) {
+            budget.release(run.chargedBytes() - floor);
+            run.chargedBytes(floor);
         }
         metrics.eventsIn.increment();
         metrics.bytesIn.add(json.readableBytes());
@@ -161,9 +193,12 @@ public final class RunRegistry {
 
     private void onEnded(Run run) {
         metrics.runsEnded.increment();
-        budget.learnRunSize(run.log().capacityBytes());
-        long delta = run.log().seal();
-        budget.release(run.reservedBytes() - delta);
+        budget.learnRunSize(run.log().heldBytes());
+        run.log().seal();
+        // from here the run costs exactly what its sealed log holds (never more than it was charged)
+        long held = run.log().heldBytes();
+        budget.release(run.chargedBytes() - held);
+        run.chargedBytes(held);
         run.reservedBytes(0);
         run.timer(loop.schedule(() -> drop(run), config.retentionMs(), TimeUnit.MILLISECONDS));
     }
@@ -210,9 +245,10 @@ public final class RunRegistry {
             metrics.runsEnded.increment();
         }
         run.markDropped();
-        long freed = run.log().release() + run.reservedBytes();
+        run.log().release();
+        budget.release(run.chargedBytes());
+        run.chargedBytes(0);
         run.reservedBytes(0);
-        budget.release(freed);
         metrics.runsActive.decrement();
         metrics.runsExpired.increment();
     }
@@ -221,6 +257,14 @@ public final class RunRegistry {
     public void dropAll() {
         for (Run r : new ArrayList<>(runs.values())) {
             drop(r);
+        }
+        tombstones.clear();
+        if (sweeper != null) {
+            sweeper.cancel(false);
+            sweeper = null;
+        }
+        if (copies != null) {
+            copies.sweep();
         }
         if (codec != null) {
             codec.close();

@@ -64,6 +64,8 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     private boolean pendingFlush;
     private long lastWriteNanos;
     private long unwritableSinceNanos;
+    /** When the log last refused to unpack a segment for this stream (budget full), or 0. */
+    private long memoryWaitSinceNanos;
     private ScheduledFuture<?> timer;
     private boolean holdsSlot;
 
@@ -139,6 +141,16 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         }
         // resumeAfter < last <= Integer.MAX_VALUE here, so the next id fits an int
         nextId = (int) (resumeAfter + 1);
+        if (nextId <= last) {
+            // a packed segment is read through a shared unpacked copy the budget must take: ask before answering
+            ByteBuf probe = r.log().readFrom(nextId);
+            if (probe == null) {
+                refuse(Refusal.OVER_BUDGET, HttpResponseStatus.SERVICE_UNAVAILABLE,
+                        "the memory budget cannot unpack this run's history now; retry");
+                return;
+            }
+            probe.release();
+        }
         run = r;
         HttpResponse response = new DefaultHttpResponse(http10 ? HttpVersion.HTTP_1_0 : HttpVersion.HTTP_1_1,
                 HttpResponseStatus.OK);
@@ -179,7 +191,15 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         int last = run.lastEventId();
         while (nextId <= last && ctx.channel().isWritable()) {
             ByteBuf slice = log.readFrom(nextId);
-            int upTo = log.lastIdInSegmentOf(nextId);
+            if (slice == null) {
+                // the budget cannot take this segment's unpacked copy now: tick retries, cut past the lag limit
+                if (memoryWaitSinceNanos == 0) {
+                    memoryWaitSinceNanos = System.nanoTime();
+                }
+                break;
+            }
+            memoryWaitSinceNanos = 0;
+            int upTo = (int) log.lastIdInSegmentOf(nextId);
             metrics.framesOut.add(upTo - nextId + 1);
             metrics.bytesOut.add(slice.readableBytes());
             ctx.write(new DefaultHttpContent(slice), ctx.voidPromise());
@@ -293,6 +313,21 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             return;
         }
         long now = System.nanoTime();
+        if (memoryWaitSinceNanos != 0) {
+            if (now - memoryWaitSinceNanos > config.maxSubscriberLagMs() * 1_000_000L) {
+                metrics.slowSubscribersCut.increment();
+                metrics.refused(Refusal.OVER_BUDGET);
+                LOG.info("cut subscriber of run {} at event {}: no memory to unpack its history for {} ms", runId,
+                        nextId - 1, (now - memoryWaitSinceNanos) / 1_000_000);
+                ctx.close();
+                return;
+            }
+            pump();
+            flush();
+            if (done) {
+                return;
+            }
+        }
         if (!ctx.channel().isWritable()) {
             if (unwritableSinceNanos == 0) {
                 unwritableSinceNanos = now;

@@ -29,10 +29,12 @@ class AdmissionIntegrationTest {
                     .statusCode());
             assertEquals(200, Http.publish(server.base(), "a2", admin, "{\"type\":\"RUN_FINISHED\"}").statusCode());
             long deadline = System.nanoTime() + 5_000_000_000L;
-            while (server.server().context().budget().committedBytes() > 0 && System.nanoTime() < deadline) {
+            MemoryBudget memory = server.server().context().budget();
+            // what is left charged is the expired runs' tombstones (a few hundred bytes)
+            while (memory.committedBytes() > memory.tombstoneBytes() && System.nanoTime() < deadline) {
                 Thread.sleep(20);
             }
-            assertEquals(0, server.server().context().budget().committedBytes(), "memory returns after retention");
+            assertEquals(memory.tombstoneBytes(), memory.committedBytes(), "memory returns after retention");
             assertEquals(200, Http.get(server.base() + "/readyz").statusCode());
             assertEquals(200, Http.publish(server.base(), "a3", admin, "{\"type\":\"RUN_STARTED\"}").statusCode());
         }

@@ -1,12 +1,18 @@
 package io.iqstream.server.run;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.iqstream.server.admission.MemoryBudget;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class RunLogTest {
@@ -14,9 +20,9 @@ class RunLogTest {
         return Unpooled.copiedBuffer(s, StandardCharsets.UTF_8);
     }
 
-    private static String read(RunLog log, int fromId) {
+    private static String read(RunLog log, long fromId) {
         StringBuilder sb = new StringBuilder();
-        int id = fromId;
+        long id = fromId;
         while (id <= log.size()) {
             ByteBuf slice = log.readFrom(id);
             sb.append(slice.toString(StandardCharsets.UTF_8));
@@ -86,7 +92,115 @@ class RunLogTest {
         assertEquals(before.substring(before.indexOf("id: 150\n")), read(log, 150));
         assertTrue(held.toString(StandardCharsets.UTF_8).startsWith("id: 1\n"), "old slice still valid");
         held.release();
-        assertEquals(log.capacityBytes(), log.release());
+        assertEquals(log.heldBytes(), log.release());
         assertTrue(log.isReleased());
+    }
+
+    @Test
+    void outOfRangeIdsReadNothingAndNeverThrow() {
+        RunLog log = new RunLog(PooledByteBufAllocator.DEFAULT, new SegmentCodec(PooledByteBufAllocator.DEFAULT));
+        for (int i = 0; i < 700; i++) {
+            append(log, "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\"tok" + i + "\"}");
+        }
+        log.seal();
+        for (long id : new long[] {701, 702, Integer.MAX_VALUE, Integer.MAX_VALUE + 1L, Long.MAX_VALUE}) {
+            assertSame(RunLog.NOTHING, log.readFrom(id), "id " + id);
+            assertEquals(id - 1, log.lastIdInSegmentOf(id), "cursor stays at " + id);
+        }
+        String all = read(log, 1);
+        for (long id : new long[] {0, -1, Integer.MIN_VALUE, Long.MIN_VALUE}) {
+            assertEquals(all, read(log, id), "ids below 1 read from the start: " + id);
+        }
+        assertEquals(all.substring(all.indexOf("id: 700\n")), read(log, 700));
+        log.release();
+        assertSame(RunLog.NOTHING, log.readFrom(1), "a released log has nothing to read");
+    }
+
+    @Test
+    void anEmptyLogHasNothingToReadFromAnyId() {
+        // found by RunLogFuzzTest: ids below 1 on an empty log read past the index
+        RunLog log = new RunLog(PooledByteBufAllocator.DEFAULT);
+        for (long id : new long[] {Long.MIN_VALUE, -1, 0, 1, Integer.MAX_VALUE, Long.MAX_VALUE}) {
+            assertSame(RunLog.NOTHING, log.readFrom(id), "id " + id);
+            assertEquals(Math.max(id, 1) - 1, log.lastIdInSegmentOf(id), "no overflow at " + id);
+        }
+        log.release();
+    }
+
+    @Test
+    void heldBytesCountTheIndexOfEveryEvent() {
+        // not leak-tracked: PARANOID tracking of 200,000 appends would take minutes
+        ByteBufAllocator untracked = new UnpooledByteBufAllocator(true, true);
+        SegmentCodec codec = new SegmentCodec(untracked);
+        RunLog log = new RunLog(untracked, codec);
+        int events = 200_000;
+        for (int i = 0; i < events; i++) {
+            int frame = log.frameLength(12);
+            long expected = log.heldBytesAfterAppend(frame);
+            append(log, "{\"type\":\"X\"}");
+            log.takeFreedBytes();
+            assertTrue(log.heldBytes() <= expected, "charged before the append covers it at event " + (i + 1));
+        }
+        assertTrue(log.indexBytes() >= 4L * events, "index counted: " + log.indexBytes());
+        assertTrue(log.indexBytes() <= 4L * events + 8 * 1024,
+                "index is about 4 bytes per event: " + log.indexBytes());
+        assertTrue(log.heldBytes() >= log.capacityBytes() + log.indexBytes());
+        System.out.printf("%d events of {\"type\":\"X\"}: %d B held (segments %d B, index %d B)%n", events,
+                log.heldBytes(), log.capacityBytes(), log.indexBytes());
+        log.release();
+        codec.close();
+    }
+
+    @Test
+    void readersOfAPackedSegmentShareOneCountedCopy() {
+        MemoryBudget budget = new MemoryBudget(1 << 20);
+        SegmentCopies copies = new SegmentCopies(budget);
+        SegmentCodec codec = new SegmentCodec(PooledByteBufAllocator.DEFAULT);
+        RunLog log = new RunLog(PooledByteBufAllocator.DEFAULT, codec, copies);
+        String big = "{\"type\":\"TOOL_CALL_RESULT\",\"content\":\"" + "a".repeat(100_000) + "\"}";
+        append(log, big);
+        append(log, big);
+        log.seal();
+        List<ByteBuf> held = new ArrayList<>();
+        for (int reader = 0; reader < 60; reader++) {
+            held.add(log.readFrom(1));
+        }
+        assertEquals(1, copies.size(), "one copy for sixty readers");
+        assertEquals(copies.heldBytes(), budget.committedBytes(), "the copy is charged");
+        assertTrue(copies.heldBytes() >= 100_000);
+        assertEquals(0, copies.sweep(), "in use: kept");
+        for (ByteBuf b : held) {
+            b.release();
+        }
+        assertTrue(copies.sweep() > 0, "idle: freed");
+        assertEquals(0, copies.size());
+        assertEquals(0, budget.committedBytes(), "its bytes given back");
+        assertEquals(0, log.unpackedCopies());
+        log.release();
+        codec.close();
+    }
+
+    @Test
+    void aCopyTheBudgetCannotTakeIsRefusedNotMade() {
+        MemoryBudget budget = new MemoryBudget(4 * 150_000); // copies may take a quarter: one 100 KB copy fits
+        SegmentCopies copies = new SegmentCopies(budget);
+        SegmentCodec codec = new SegmentCodec(PooledByteBufAllocator.DEFAULT);
+        RunLog log = new RunLog(PooledByteBufAllocator.DEFAULT, codec, copies);
+        String big = "{\"type\":\"TOOL_CALL_RESULT\",\"content\":\"" + "a".repeat(100_000) + "\"}";
+        append(log, big);
+        append(log, big);
+        log.seal();
+        ByteBuf first = log.readFrom(1);
+        assertEquals(null, log.readFrom(2), "a second copy does not fit");
+        assertEquals(1, copies.refused());
+        first.release();
+        ByteBuf second = log.readFrom(2);
+        assertTrue(second != null, "once the first is idle it is freed and the second fits");
+        assertEquals(1, copies.size());
+        second.release();
+        log.release();
+        assertEquals(0, copies.size(), "a released log gives its copies back");
+        assertEquals(0, budget.committedBytes());
+        codec.close();
     }
 }
