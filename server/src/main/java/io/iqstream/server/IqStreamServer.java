@@ -25,6 +25,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.internal.PlatformDependent;
 import io.netty.util.concurrent.EventExecutor;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
@@ -131,9 +132,12 @@ public final class IqStreamServer implements AutoCloseable {
             throw e;
         }
         acceptor.next().scheduleAtFixedRate(new RefusalSummary(metrics), 60, 60, TimeUnit.SECONDS);
-        LOG.info("{} workers, {} transport, auth {}, memory budget {} MiB, max {} connections (file limit {})",
-                config.workers(), transport.name(), config.authEnabled() ? authorizer.describe() : "OFF",
-                budgetBytes >> 20, maxConnections, ConnectionSlots.fileLimit());
+        long covered = MemoryPlan.connectionsCovered(Runtime.getRuntime().maxMemory(),
+                PlatformDependent.maxDirectMemory(), budgetBytes);
+        LOG.info("{} workers, {} transport, auth {}, memory budget {} MiB, max {} connections (file limit {}; the "
+                + "memory plan covers {} at their worst, see docs/SECURITY.md)", config.workers(), transport.name(),
+                config.authEnabled() ? authorizer.describe() : "OFF", budgetBytes >> 20, maxConnections,
+                ConnectionSlots.fileLimit(), covered);
         return server;
     }
 
