@@ -41,8 +41,8 @@ public interface EventSplitter {
         EventSplitter format = switch (base) {
             case "application/x-ndjson", "application/jsonl", "application/x-jsonlines", "application/ndjson" ->
                     new NdjsonSplitter(new PartialEventBuffer(allocator, budget, maxEventBytes + 1));
-            case "text/event-stream" -> new SseBodySplitter(maxEventBytes,
-                    new PartialEventBuffer(allocator, budget, maxEventBytes + 1));
+            case "text/event-stream" -> new SseBodySplitter(new PartialEventBuffer(allocator, budget,
+                    maxEventBytes + 1));
             case "application/json" -> new JsonBodySplitter(new PartialEventBuffer(allocator, budget, maxEventBytes));
             default -> null;
         };

@@ -27,7 +27,6 @@ final class SseBodySplitter implements EventSplitter {
     /** A comment or other field in progress: skipped to its LF. */
     private static final int SKIP = 3;
 
-    private final int maxEventBytes;
     private final PartialEventBuffer data;
     private final byte[] head = new byte[DATA.length + 1];
     private int headLength;
@@ -41,8 +40,8 @@ final class SseBodySplitter implements EventSplitter {
     private ByteBuf pendingChunk;
     private EventSink sink;
 
-    SseBodySplitter(int maxEventBytes, PartialEventBuffer data) {
-        this.maxEventBytes = maxEventBytes;
+    /** {@code data} gathers a frame's data that spans chunks; its cap is the event cap plus one (a trailing CR). */
+    SseBodySplitter(PartialEventBuffer data) {
         this.data = data;
     }
 
@@ -247,11 +246,6 @@ final class SseBodySplitter implements EventSplitter {
             return false;
         }
         return endFrame(null);
-    }
-
-    /** The event cap this splitter enforces. */
-    int maxEventBytes() {
-        return maxEventBytes;
     }
 
     @Override

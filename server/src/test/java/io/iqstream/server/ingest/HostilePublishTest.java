@@ -332,6 +332,15 @@ class HostilePublishTest {
                 assertEquals(409, second.statusCode());
                 assertTrue(second.body().contains("\"error\":\"run_ended\""), second.body());
             }
+            try (ChunkedPublisher headersOnly = ChunkedPublisher.open(quick.port(), "idle-head",
+                    "application/x-ndjson", admin)) {
+                ChunkedPublisher.Reply reply = headersOnly.readReply(); // no body byte was ever sent
+                assertEquals(408, reply.status(), reply.body());
+                assertTrue(reply.body().contains("\"error\":\"run_idle\""), reply.body());
+            }
+            HttpResponse<String> status = Http.get(quick.base() + "/v1/runs/idle-head", "Authorization",
+                    "Bearer " + admin);
+            assertTrue(status.body().contains("\"ended\":true"), status.body());
         }
     }
 
