@@ -31,7 +31,8 @@ public enum Flag {
     TOMBSTONE("tombstone", "10m", "how long an expired run answers 410 Gone before 404"),
     AWAIT_RUN("await-run", "10s", "how long a subscriber waits for a run that does not exist yet"),
     PUBLISHER_TIMEOUT("publisher-timeout", "30s", "silence after a broken publish before RUN_ERROR PUBLISHER_LOST"),
-    RUN_IDLE_TIMEOUT("run-idle-timeout", "5m", "an open run with no publisher and no event is ended (RUN_IDLE)"),
+    RUN_IDLE_TIMEOUT("run-idle-timeout", "5m", "an open run with no event for this long is ended (RUN_IDLE), "
+            + "also while a publishing request is open (it gets 408 run_idle)"),
     MEMORY_BUDGET("memory-budget", "", "bytes for event logs, e.g. 512m or 2g (default: from the container)"),
     MAX_EVENT_BYTES("max-event-bytes", "1m", "largest event accepted (413 above)"),
     MAX_RUN_BYTES("max-run-bytes", "32m", "largest run accepted (413 above)"),
