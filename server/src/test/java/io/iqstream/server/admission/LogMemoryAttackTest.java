@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * {@code --memory-budget 16m} (heap 48 MiB, direct 37 MiB): memory a client makes the server hold is counted, so
  * the answer is a refusal, never an OutOfMemoryError, and other runs go on.
  */
-class HostileMemoryTest {
+class LogMemoryAttackTest {
     private static final List<String> PLAN_FOR_16M = List.of("-Xmx48m", "-XX:MaxDirectMemorySize=37m");
     private static final int EVENTS_PER_RUN = 1_000_000;
     private static final int LINES_PER_CHUNK = 10_000;
@@ -185,7 +185,7 @@ class HostileMemoryTest {
     void subscriberIsRefusedWhenTheBudgetCannotTakeItsCopy() throws Exception {
         String admin = Tokens.admin();
         try (SmallJvmServer server = SmallJvmServer.start(List.of("-Xmx48m", "-XX:MaxDirectMemorySize=19m"),
-                "--memory-budget", "2m", "--max-event-bytes", "2m", "--max-run-bytes", "64m")) {
+                "--memory-budget", "3m", "--max-event-bytes", "1100k", "--max-run-bytes", "64m")) {
             String big = "{\"type\":\"TOOL_CALL_RESULT\",\"content\":\"" + "a".repeat(1_000_000) + "\"}";
             assertEquals(200, Http.publish(server.base(), "packed", admin, big, big, big,
                     "{\"type\":\"RUN_FINISHED\"}").statusCode());
