@@ -30,6 +30,9 @@ public final class LastEventId {
             return 0;
         }
         String t = text.trim();
+        if (t.isEmpty()) {
+            return MALFORMED; // only control characters: not blank to isBlank(), nothing left to trim() (fuzzer)
+        }
         long v = 0;
         for (int i = 0; i < t.length(); i++) {
             char c = t.charAt(i);
