@@ -166,6 +166,7 @@ public final class IqStreamServer implements AutoCloseable {
      */
     public void drain(long timeoutMs) throws InterruptedException {
         context.startDraining();
+        endAwaiting();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         Metrics m = context.metrics();
         while (true) {
@@ -182,6 +183,23 @@ public final class IqStreamServer implements AutoCloseable {
                 return;
             }
             Thread.sleep(50);
+        }
+    }
+
+    /** Answers every subscriber still waiting for a run 503 draining, on each worker's own loop. */
+    private void endAwaiting() {
+        Workers ws = context.workers();
+        for (int i = 0; i < ws.size(); i++) {
+            Worker w = ws.get(i);
+            CompletableFuture<Void> f = new CompletableFuture<>();
+            w.loop().execute(() -> {
+                try {
+                    w.registry().endAwaiting();
+                } finally {
+                    f.complete(null);
+                }
+            });
+            f.join();
         }
     }
 
