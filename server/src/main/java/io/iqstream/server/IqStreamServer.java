@@ -5,6 +5,7 @@ import io.iqstream.server.admission.MemoryBudget;
 import io.iqstream.server.admission.MemoryPlan;
 import io.iqstream.server.auth.AuthSettings;
 import io.iqstream.server.auth.Authorizer;
+import io.iqstream.server.config.Flag;
 import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.http.AdminInitializer;
 import io.iqstream.server.http.ConnectionSlots;
@@ -37,7 +38,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The running server: one acceptor thread, one worker loop per CPU (each owning the runs hashed to it), the
  * listening socket, and the optional admin listener ({@code --admin-port}, served on the acceptor's thread so a
- * saturated worker never delays a health check). {@link #start} binds and returns; {@link #drain} and
+ * saturated worker never delays a health check). {@link #start} binds and returns (or throws
+ * {@link StartupFailure} when a port cannot be bound); {@link #drain} and
  * {@link #close} stop it.
  *
  * <p>The acceptor survives {@code EMFILE}: Netty's acceptor pauses accepting for a second on an accept failure
@@ -102,9 +104,11 @@ public final class IqStreamServer implements AutoCloseable {
                 .childHandler(new IqStreamInitializer(context, connections));
         Channel listener = null;
         Channel adminListener = null;
+        Flag binding = Flag.PORT;
         try {
             listener = bootstrap.bind(config.host(), config.port()).sync().channel();
             if (config.adminPort() != ServerConfig.NO_ADMIN_PORT) {
+                binding = Flag.ADMIN_PORT;
                 adminListener = new ServerBootstrap()
                         .group(acceptor, acceptor)
                         .channel(transport.serverChannelClass())
@@ -120,7 +124,11 @@ public final class IqStreamServer implements AutoCloseable {
             acceptor.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             workerGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             authorizer.close();
-            throw e;
+            if (e instanceof InterruptedException interrupted) {
+                throw interrupted;
+            }
+            throw StartupFailure.listen(e, config.host(),
+                    binding == Flag.PORT ? config.port() : config.adminPort(), binding);
         }
         IqStreamServer server = new IqStreamServer(context, acceptor, workerGroup, listener, adminListener,
                 connections, transport);

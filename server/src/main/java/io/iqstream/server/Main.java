@@ -60,9 +60,17 @@ public final class Main {
         IqStreamServer server;
         try {
             server = IqStreamServer.start(config);
-        } catch (IllegalArgumentException e) {
+        } catch (StartupFailure e) {
             System.err.println("iqstream: " + e.getMessage());
             System.exit(2);
+            return;
+        } catch (IllegalArgumentException e) {
+            System.err.println("iqstream: " + StartupFailure.forConfigProblem(e, config));
+            System.exit(2);
+            return;
+        } catch (RuntimeException e) {
+            System.err.println("iqstream: could not start: " + StartupFailure.oneLine(e));
+            System.exit(1);
             return;
         }
         String shownHost = config.host().equals("0.0.0.0") || config.host().equals("::") ? "127.0.0.1"
