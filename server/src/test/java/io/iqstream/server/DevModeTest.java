@@ -41,7 +41,8 @@ class DevModeTest {
             List<String> exports = block(banner, "Paste once");
             assertEquals(4, exports.size(), "export IQ, SECRET, PUB, SUB: " + exports);
             for (String name : List.of("IQ", "SECRET", "PUB", "SUB")) {
-                assertTrue(exports.stream().anyMatch(e -> e.startsWith("export " + name + "='")), name + ": " + exports);
+                assertTrue(exports.stream().anyMatch(e -> e.startsWith("export " + name + "='")),
+                        name + ": " + exports);
             }
             List<String> example = block(banner, "Try it");
             // the example is the lines up to the parenthesised note
