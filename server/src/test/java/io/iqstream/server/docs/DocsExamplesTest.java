@@ -19,13 +19,18 @@ class DocsExamplesTest {
     void everyApiExampleRunsAndChecksItsOutput() throws Exception {
         Path doc = Path.of("..", "docs", "API.md");
         List<String> blocks = examples(Files.readString(doc));
-        assertTrue(blocks.size() >= 8, "examples found: " + blocks.size());
+        assertTrue(blocks.size() >= 9, "examples found: " + blocks.size());
+        // the streaming example must stream: it waits, inside its own open body, for a reader to have event 1,
+        // which only happens when curl sends stdin as it comes (-T -), not all at once (--data-binary @-)
+        String streaming = blocks.stream().filter(b -> b.contains("stream an open run")).findFirst().orElseThrow();
+        assertTrue(streaming.contains("-T -") && streaming.contains("until grep -qx \"id: 1\""), streaming);
         try (TestServer server = TestServer.start("--await-run", "1s")) {
             for (String block : blocks) {
                 ProcessBuilder pb = new ProcessBuilder("bash", "-c", "set -euo pipefail\n" + block);
                 pb.environment().put("IQ", server.base());
                 pb.environment().put("PUB", Tokens.admin());
                 pb.environment().put("SUB", Tokens.subscriber("demo-*"));
+                pb.environment().put("SECRET", TestServer.SECRET);
                 pb.redirectErrorStream(true);
                 Process p = pb.start();
                 assertTrue(p.waitFor(30, TimeUnit.SECONDS), "example timed out:\n" + block);
