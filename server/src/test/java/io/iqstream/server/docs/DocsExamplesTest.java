@@ -13,7 +13,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** Runs every {@code ```bash example} block of docs/API.md, in order, with curl against a live server. */
+/**
+ * Runs every {@code ```bash example} block of docs/API.md, in order, with curl against a live server; and README.md's
+ * with the variables dev mode exports, twice.
+ */
 class DocsExamplesTest {
     @Test
     void everyApiExampleRunsAndChecksItsOutput() throws Exception {
@@ -36,6 +39,32 @@ class DocsExamplesTest {
                 assertTrue(p.waitFor(30, TimeUnit.SECONDS), "example timed out:\n" + block);
                 String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                 assertEquals(0, p.exitValue(), "example failed:\n" + block + "\noutput:\n" + out);
+            }
+        }
+    }
+
+    @Test
+    void everyReadmeExampleRunsWithDevModesVariables() throws Exception {
+        Path readme = Path.of("..", "README.md");
+        List<String> blocks = examples(Files.readString(readme));
+        assertTrue(!blocks.isEmpty(), "README has a bash example");
+        try (TestServer server = TestServer.start()) {
+            for (String block : blocks) {
+                for (int paste = 1; paste <= 2; paste++) { // pasted twice, as a newcomer will
+                    ProcessBuilder pb = new ProcessBuilder("bash", "-c", "set -euo pipefail\n" + block)
+                            .directory(Path.of("..").toFile());
+                    // dev mode's tokens: PUB publishes and reads every run, SUB reads every run
+                    pb.environment().put("IQ", server.base());
+                    pb.environment().put("PUB", Tokens.admin());
+                    pb.environment().put("SUB", Tokens.subscriber("*"));
+                    pb.environment().put("SECRET", TestServer.SECRET);
+                    pb.redirectErrorStream(true);
+                    Process p = pb.start();
+                    assertTrue(p.waitFor(30, TimeUnit.SECONDS), "example timed out:\n" + block);
+                    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                    assertEquals(0, p.exitValue(), "README example failed (paste " + paste + "):\n" + block
+                            + "\noutput:\n" + out);
+                }
             }
         }
     }
