@@ -135,12 +135,12 @@ public final class Main {
                 Try it (a reader in the background, then a publisher; paste again for another run):
                   RUN=hello-$(date +%%s)-$RANDOM
                   curl -sS -N -H "Authorization: Bearer $SUB" "$IQ/v1/runs/$RUN/events" &
-                  { printf '{"type":"RUN_STARTED","threadId":"t1","runId":"%%s"}\n' "$RUN"
-                    printf '%%s\n' '{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}' \
-                      '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hello, world"}' \
+                  { printf '{"type":"RUN_STARTED","threadId":"t1","runId":"%%s"}\\n' "$RUN"
+                    printf '%%s\\n' '{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}' \\
+                      '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hello, world"}' \\
                       '{"type":"TEXT_MESSAGE_END","messageId":"m1"}'
-                    printf '{"type":"RUN_FINISHED","threadId":"t1","runId":"%%s"}\n' "$RUN"; } \
-                  | curl -sS -X POST -H "Authorization: Bearer $PUB" -H 'Content-Type: application/x-ndjson' \
+                    printf '{"type":"RUN_FINISHED","threadId":"t1","runId":"%%s"}\\n' "$RUN"; } \\
+                  | curl -sS -X POST -H "Authorization: Bearer $PUB" -H 'Content-Type: application/x-ndjson' \\
                       --data-binary @- "$IQ/v1/runs/$RUN/events"; wait
                 (In two terminals: the same RUN=... in both, the curl -N line in one, the rest in the other
                 within --await-run, 10 s: a reader waits that long for a run that does not exist yet.)

@@ -48,6 +48,9 @@ class DevModeTest {
             // the example is the lines up to the parenthesised note
             List<String> commands = example.stream().takeWhile(l -> !l.startsWith("(")).toList();
             assertTrue(commands.size() <= 12, "short: " + commands);
+            // printed as it is to be pasted: continued lines end with a backslash, none runs off the screen
+            assertTrue(commands.stream().allMatch(l -> l.length() <= 110), "lines as printed: " + commands);
+            assertTrue(commands.stream().filter(l -> l.endsWith(" \\")).count() >= 3, "continued lines: " + commands);
             // one terminal: the exports once, then the example pasted twice
             String script = String.join("\n", exports) + "\n" + String.join("\n", commands) + "\n"
                     + String.join("\n", commands) + "\n";
