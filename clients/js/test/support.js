@@ -1,8 +1,8 @@
 // Test support: the real IQ-Stream server as a child process, HS256 tokens minted with
 // node:crypto, a TCP proxy whose connections the test can cut, and publishers.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { createHmac, randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import path from "node:path";
@@ -15,9 +15,54 @@ export const JAR = process.env.IQSTREAM_JAR
   ? path.resolve(process.env.IQSTREAM_JAR)
   : path.resolve(here, "../../../server/target/iqstream-server.jar");
 
-/** A JDK >= 21: $IQSTREAM_JAVA, else $JAVA_HOME/bin/java, else java on the PATH. */
-export const JAVA = process.env.IQSTREAM_JAVA
-  ?? (process.env.JAVA_HOME ? path.join(process.env.JAVA_HOME, "bin", "java") : "java");
+/** The feature version of a java binary (21 for 21.0.5), or 0 when it does not run. */
+function javaVersion(java) {
+  const r = spawnSync(java, ["-XshowSettings:properties", "-version"], { encoding: "utf8", timeout: 30_000 });
+  const m = /java\.specification\.version = (\d+)/.exec(`${r.stderr ?? ""}${r.stdout ?? ""}`);
+  return m ? Number(m[1]) : 0;
+}
+
+/**
+ * A java >= 21 to run the server, found as the launcher finds one: $IQSTREAM_JAVA, $JAVA_HOME/bin/java, java on the
+ * PATH, then the usual JDK folders. The default java may be older (17), which cannot run the server's class files.
+ */
+function findJava() {
+  const home = process.env.HOME ?? "";
+  const inFolders = (dir, tail) => {
+    try {
+      return readdirSync(dir).sort().reverse().map((d) => path.join(dir, d, ...tail));
+    } catch {
+      return [];
+    }
+  };
+  const candidates = [
+    process.env.IQSTREAM_JAVA,
+    process.env.JAVA_HOME && path.join(process.env.JAVA_HOME, "bin", "java"),
+    "java",
+    ...inFolders("/usr/lib/jvm", ["bin", "java"]),
+    ...inFolders("/opt/java", ["bin", "java"]),
+    ...inFolders("/Library/Java/JavaVirtualMachines", ["Contents", "Home", "bin", "java"]),
+    ...inFolders(path.join(home, ".sdkman", "candidates", "java"), ["bin", "java"]),
+    ...inFolders(path.join(home, ".jdks"), ["bin", "java"]),
+  ].filter(Boolean);
+  const seen = [];
+  for (const c of candidates) {
+    if (c !== "java" && !existsSync(c)) continue;
+    const v = javaVersion(c);
+    if (v >= 21) return c;
+    seen.push(`${c} (${v || "does not run"})`);
+  }
+  throw new Error("no Java 21 or newer found to run the IQ-Stream server; looked at $IQSTREAM_JAVA, $JAVA_HOME, "
+    + `java on the PATH, /usr/lib/jvm, /opt/java, ~/.sdkman, ~/.jdks (found: ${seen.join(", ") || "none"}). `
+    + "Install one (e.g. apt-get install openjdk-21-jdk-headless) or set JAVA_HOME or IQSTREAM_JAVA.");
+}
+
+let java;
+/** A JDK >= 21 (see findJava), looked for once, when the first server starts. */
+export function JAVA() {
+  java ??= findJava();
+  return java;
+}
 
 /**
  * Starts the server on an ephemeral loopback port and waits for its listening line.
@@ -25,11 +70,11 @@ export const JAVA = process.env.IQSTREAM_JAVA
  */
 export async function startServer(flags = []) {
   if (!existsSync(JAR)) {
-    throw new Error(`IQ-Stream jar not found at ${JAR}: build it (mvn -pl server package) or set IQSTREAM_JAR`);
+    throw new Error(`IQ-Stream jar not found at ${JAR}: build it (../../iqstream build, or mvn -pl server -am package) or set IQSTREAM_JAR`);
   }
   const secret = randomBytes(32).toString("hex"); // 64 bytes of UTF-8
   const args = ["-jar", JAR, "serve", "--host", "127.0.0.1", "--port", "0", "--jwt-secret", secret, ...flags];
-  const child = spawn(JAVA, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(JAVA(), args, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const port = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => fail(new Error(`server did not print its listening line in 60 s:\n${output}`)), 60_000);

@@ -5,6 +5,7 @@ import io.iqstream.server.admission.MemoryBudget;
 import io.iqstream.server.admission.MemoryPlan;
 import io.iqstream.server.auth.AuthSettings;
 import io.iqstream.server.auth.Authorizer;
+import io.iqstream.server.config.Flag;
 import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.http.AdminInitializer;
 import io.iqstream.server.http.ConnectionSlots;
@@ -38,7 +39,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The running server: one acceptor thread, one worker loop per CPU (each owning the runs hashed to it), the
  * listening socket, and the optional admin listener ({@code --admin-port}, served on the acceptor's thread so a
- * saturated worker never delays a health check). {@link #start} binds and returns; {@link #drain} and
+ * saturated worker never delays a health check). {@link #start} binds and returns (or throws
+ * {@link StartupFailure} when a port cannot be bound); {@link #drain} and
  * {@link #close} stop it.
  *
  * <p>The acceptor survives {@code EMFILE}: Netty's acceptor pauses accepting for a second on an accept failure
@@ -103,9 +105,11 @@ public final class IqStreamServer implements AutoCloseable {
                 .childHandler(new IqStreamInitializer(context, connections));
         Channel listener = null;
         Channel adminListener = null;
+        Flag binding = Flag.PORT;
         try {
             listener = bootstrap.bind(config.host(), config.port()).sync().channel();
             if (config.adminPort() != ServerConfig.NO_ADMIN_PORT) {
+                binding = Flag.ADMIN_PORT;
                 adminListener = new ServerBootstrap()
                         .group(acceptor, acceptor)
                         .channel(transport.serverChannelClass())
@@ -121,7 +125,11 @@ public final class IqStreamServer implements AutoCloseable {
             acceptor.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             workerGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             authorizer.close();
-            throw e;
+            if (e instanceof InterruptedException interrupted) {
+                throw interrupted;
+            }
+            throw StartupFailure.listen(e, config.host(),
+                    binding == Flag.PORT ? config.port() : config.adminPort(), binding);
         }
         IqStreamServer server = new IqStreamServer(context, acceptor, workerGroup, listener, adminListener,
                 connections, transport);
@@ -170,6 +178,7 @@ public final class IqStreamServer implements AutoCloseable {
      */
     public void drain(long timeoutMs) throws InterruptedException {
         context.startDraining();
+        endAwaiting();
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
         Metrics m = context.metrics();
         while (true) {
@@ -186,6 +195,23 @@ public final class IqStreamServer implements AutoCloseable {
                 return;
             }
             Thread.sleep(50);
+        }
+    }
+
+    /** Answers every subscriber still waiting for a run 503 draining, on each worker's own loop. */
+    private void endAwaiting() {
+        Workers ws = context.workers();
+        for (int i = 0; i < ws.size(); i++) {
+            Worker w = ws.get(i);
+            CompletableFuture<Void> f = new CompletableFuture<>();
+            w.loop().execute(() -> {
+                try {
+                    w.registry().endAwaiting();
+                } finally {
+                    f.complete(null);
+                }
+            });
+            f.join();
         }
     }
 

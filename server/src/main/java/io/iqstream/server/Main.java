@@ -60,9 +60,17 @@ public final class Main {
         IqStreamServer server;
         try {
             server = IqStreamServer.start(config);
-        } catch (IllegalArgumentException e) {
+        } catch (StartupFailure e) {
             System.err.println("iqstream: " + e.getMessage());
             System.exit(2);
+            return;
+        } catch (IllegalArgumentException e) {
+            System.err.println("iqstream: " + StartupFailure.forConfigProblem(e, config));
+            System.exit(2);
+            return;
+        } catch (RuntimeException e) {
+            System.err.println("iqstream: could not start: " + StartupFailure.oneLine(e));
+            System.exit(1);
             return;
         }
         String shownHost = config.host().equals("0.0.0.0") || config.host().equals("::") ? "127.0.0.1"
@@ -107,29 +115,37 @@ public final class Main {
                 publishToken));
     }
 
+    /**
+     * The development-mode banner: the secret and tokens as {@code export} lines to paste once per terminal, then
+     * short commands that use them and make a fresh run id each time they are pasted. {@code DevModeTest} runs them.
+     */
     private static void printDevMode(DevCredentials dev, String base) {
-        String run = "hello-1";
         System.out.println("""
                 
                 IQ-Stream is in DEVELOPMENT MODE: no --jwt-secret, --jwt-public-key or --jwks was given,
                 so it made a random secret for this process. Tokens below are valid for 24 hours.
                 
-                  secret (HS256):    %s
-                  publisher token:   %s
-                  subscriber token:  %s
+                Paste once in each terminal (PUB may publish and read every run, SUB may read every run;
+                SECRET signs tokens of your own, see docs/API.md#authorization):
+                  export IQ='%s'
+                  export SECRET='%s'
+                  export PUB='%s'
+                  export SUB='%s'
                 
-                Try it (two terminals):
-                  curl -N '%s/v1/runs/%s/events?access_token=%s'
-                  printf '%%s\\n' '{"type":"RUN_STARTED","threadId":"t1","runId":"%s"}' \\
-                    '{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}' \\
-                    '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hello, world"}' \\
-                    '{"type":"TEXT_MESSAGE_END","messageId":"m1"}' \\
-                    '{"type":"RUN_FINISHED","threadId":"t1","runId":"%s"}' \\
-                  | curl -sS -X POST -H 'Authorization: Bearer %s' \\
-                    -H 'Content-Type: application/x-ndjson' --data-binary @- '%s/v1/runs/%s/events'
+                Try it (a reader in the background, then a publisher; paste again for another run):
+                  RUN=hello-$(date +%%s)-$RANDOM
+                  curl -sS -N -H "Authorization: Bearer $SUB" "$IQ/v1/runs/$RUN/events" &
+                  { printf '{"type":"RUN_STARTED","threadId":"t1","runId":"%%s"}\\n' "$RUN"
+                    printf '%%s\\n' '{"type":"TEXT_MESSAGE_START","messageId":"m1","role":"assistant"}' \\
+                      '{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"Hello, world"}' \\
+                      '{"type":"TEXT_MESSAGE_END","messageId":"m1"}'
+                    printf '{"type":"RUN_FINISHED","threadId":"t1","runId":"%%s"}\\n' "$RUN"; } \\
+                  | curl -sS -X POST -H "Authorization: Bearer $PUB" -H 'Content-Type: application/x-ndjson' \\
+                      --data-binary @- "$IQ/v1/runs/$RUN/events"; wait
+                (In two terminals: the same RUN=... in both, the curl -N line in one, the rest in the other
+                within --await-run, 10 s: a reader waits that long for a run that does not exist yet.)
                 
                 Demo chat page: %s/demo
-                """.formatted(dev.secret(), dev.publisherToken(), dev.subscriberToken(), base, run,
-                dev.subscriberToken(), run, run, dev.publisherToken(), base, run, base));
+                """.formatted(base, dev.secret(), dev.publisherToken(), dev.subscriberToken(), base));
     }
 }

@@ -1,7 +1,10 @@
 package io.iqstream.server.admission;
 
+import io.iqstream.server.config.ConfigException;
+import io.iqstream.server.config.ConfigParser;
 import io.iqstream.server.config.Quantities;
 import io.netty.util.internal.PlatformDependent;
+import java.util.Map;
 
 /**
  * How memory is split: the JVM's heap (objects, indexes, connections), its direct memory (the pooled buffers that
@@ -37,7 +40,6 @@ public record MemoryPlan(long limitBytes, String source, long heapBytes, long di
             direct = (long) (budgetBytes / LOG_SHARE_OF_DIRECT) + 16 * MIB;
             heap = clamp(budgetBytes / 3, 48 * MIB, 4096 * MIB);
             budget = budgetBytes;
-            source = "--memory-budget";
         } else {
             direct = Math.max(32 * MIB, limitBytes - heap - headroom);
             budget = (long) (direct * LOG_SHARE_OF_DIRECT);
@@ -90,13 +92,22 @@ public record MemoryPlan(long limitBytes, String source, long heapBytes, long di
 
     /**
      * Prints the JVM flags for this machine on stdout and the plan on stderr:
-     * {@code java -cp iqstream-server.jar io.iqstream.server.admission.MemoryPlan [budget]}.
+     * {@code java -cp iqstream-server.jar io.iqstream.server.admission.MemoryPlan [budget]}. A budget the server
+     * would refuse ({@code 5zz}, {@code 1k}) prints nothing and exits 0: the launcher then starts the JVM unsized and
+     * the server refuses the value with its own one-line message naming the flag.
      */
     public static void main(String[] args) {
-        long budget = args.length > 0 && !args[0].isEmpty() ? Quantities.parseBytes(args[0]) : 0;
+        long budget = 0;
+        if (args.length > 0 && !args[0].isEmpty()) {
+            try {
+                budget = ConfigParser.parse(new String[] {"--memory-budget", args[0]}, Map.of()).memoryBudgetBytes();
+            } catch (ConfigException refused) {
+                return;
+            }
+        }
         ContainerMemory c = ContainerMemory.detect();
         MemoryPlan plan = forLimit(c.limitBytes(), c.source(), budget);
-        System.err.println("iqstream: " + plan.describe());
+        System.err.println("iqstream: " + plan.describe() + (budget > 0 ? " (--memory-budget)" : ""));
         System.out.println(plan.jvmFlags());
     }
 }

@@ -251,7 +251,7 @@ public final class ConfigParser {
             sb.append(String.format("  %-22s %-30s %s%s%n", f.flag() + (f.isSwitch() ? "" : " V"), f.env(),
                     f.help(), def));
         }
-        sb.append("\nDurations take ms, s, m; sizes take k, m, g. With no key configured the server starts in\n")
+        sb.append("\nDurations take ms, s, m, h; sizes take k, m, g. With no key configured the server starts in\n")
                 .append("development mode: it generates a secret and prints ready tokens and curl commands.\n")
                 .append("Docs: docs/API.md, docs/OPERATIONS.md, docs/ARCHITECTURE.md.\n");
         return sb.toString();

@@ -127,6 +127,14 @@ public final class RunRegistry {
         waiters.computeIfAbsent(runId, k -> new ArrayList<>(1)).add(waiter);
     }
 
+    /** Draining: every subscriber still waiting for a run is told no run will come, and forgotten. */
+    public void endAwaiting() {
+        ArrayList<RunWaiter> all = new ArrayList<>();
+        waiters.values().forEach(all::addAll);
+        waiters.clear();
+        all.forEach(RunWaiter::serverDraining);
+    }
+
     public void stopAwaiting(String runId, RunWaiter waiter) {
         List<RunWaiter> ws = waiters.get(runId);
         if (ws != null) {

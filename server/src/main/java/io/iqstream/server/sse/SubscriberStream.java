@@ -107,6 +107,10 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             refuse(Refusal.NOT_FOUND, HttpResponseStatus.NOT_FOUND, "no run " + runId);
             return;
         }
+        if (server.isDraining()) {
+            serverDraining();
+            return;
+        }
         registry.await(runId, this);
         timer = ctx.executor().schedule(() -> {
             if (run == null && !done) {
@@ -122,6 +126,14 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         cancelTimer();
         if (!done && ctx.channel().isActive()) {
             attach(created);
+        }
+    }
+
+    @Override
+    public void serverDraining() {
+        if (!done) {
+            refuse(Refusal.DRAINING, HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    "server is draining: run " + runId + " will not be created here");
         }
     }
 

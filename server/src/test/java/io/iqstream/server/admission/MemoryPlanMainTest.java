@@ -1,0 +1,49 @@
+package io.iqstream.server.admission;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The launcher's memory-plan step ({@code MemoryPlan.main}, run by {@code ./iqstream serve} before the JVM starts):
+ * a budget the server refuses prints nothing, so the server's own message is the only one; a good one prints the
+ * JVM flags and a plan line that does not blame the budget for the machine's limit.
+ */
+class MemoryPlanMainTest {
+    @Test
+    void aBudgetTheServerRefusesPrintsNothingAndExitsZero() throws Exception {
+        for (String refused : new String[] {"5zz", "1k"}) {
+            Result r = run(refused);
+            assertEquals(0, r.exit, refused + ": " + r.err);
+            assertEquals("", r.out, refused);
+            assertEquals("", r.err, refused + " (no stack trace, no plan)");
+        }
+    }
+
+    @Test
+    void aGoodBudgetPrintsFlagsAndAPlanThatNamesTheBudget() throws Exception {
+        Result r = run("64m");
+        assertEquals(0, r.exit, r.err);
+        assertTrue(r.out.trim().matches("-Xmx\\d+m -XX:MaxDirectMemorySize=\\d+m"), r.out);
+        assertTrue(r.err.contains("event-log budget 64m (--memory-budget)"), r.err);
+        assertFalse(r.err.matches("(?s).*limit \\S+ \\(--memory-budget\\).*"),
+                "the machine's limit is not the budget's: " + r.err);
+    }
+
+    private record Result(int exit, String out, String err) {}
+
+    private static Result run(String budget) throws Exception {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        Process p = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp",
+                System.getProperty("java.class.path"), MemoryPlan.class.getName(), budget).start();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+        return new Result(p.exitValue(), out, err.lines().filter(l -> !l.startsWith("WARNING:"))
+                .reduce("", (a, b) -> a + b + "\n"));
+    }
+}
