@@ -11,7 +11,7 @@ final class Allocation {
     private Allocation() {
     }
 
-    /** Runs {@code work} three times to warm up, then asserts the fourth run allocates (almost) nothing. */
+    /** Runs {@code work} three times to warm up, then asserts a measured run allocates (almost) nothing. */
     static void assertNoAllocation(Runnable work) {
         if (!(ManagementFactory.getThreadMXBean() instanceof com.sun.management.ThreadMXBean bean)
                 || !bean.isThreadAllocatedMemorySupported() || !bean.isThreadAllocatedMemoryEnabled()) {
@@ -22,9 +22,14 @@ final class Allocation {
         for (int i = 0; i < 3; i++) {
             work.run();
         }
-        long before = bean.getThreadAllocatedBytes(thread);
-        work.run();
-        long allocated = bean.getThreadAllocatedBytes(thread) - before;
+        // The least of three measured runs: an allocation on the measured path shows in every run (thousands
+        // of calls each), while a one-off (a late JIT recompilation, a lazily made constant) shows in one only.
+        long allocated = Long.MAX_VALUE;
+        for (int i = 0; i < 3; i++) {
+            long before = bean.getThreadAllocatedBytes(thread);
+            work.run();
+            allocated = Math.min(allocated, bean.getThreadAllocatedBytes(thread) - before);
+        }
         // The counter calls themselves may allocate a little; the work is thousands of calls.
         assertTrue(allocated < 1024, "allocated " + allocated + " bytes");
     }
