@@ -345,6 +345,10 @@ class RunPublisher:
     ``with`` block leaves the run open (the server ends it with RUN_ERROR PUBLISHER_LOST after
     ``--publisher-timeout`` unless a new publish continues it).
 
+    Every request carries ``Last-Event-ID`` (the count the publisher believes the run has): a run
+    that no node holds any more fails the publisher with ``IqStreamHttpError`` code ``run_lost``, a
+    run with another count with ``event_id_mismatch`` (409 both) — never a fresh run at id 1.
+
     Invariant: each sent event is appended once, in order. The events of the current request are
     kept until the server confirms them; after a break the publisher asks the server how many the
     run holds and continues over a new request with the rest. Not thread-safe: one thread per run.
@@ -428,8 +432,11 @@ class RunPublisher:
         self._close()
         conn = self.client._connection(timeout=None)
         conn.putrequest("POST", self.client.events_path(self.run_id))
+        # Last-Event-ID: the run's event count this request starts at. The server refuses with 409
+        # run_lost (no node holds the run) or event_id_mismatch (it holds another count) instead of
+        # starting a fresh run at id 1 or appending at the wrong place.
         for k, v in {**self.client._headers(), "Content-Type": "application/x-ndjson",
-                     "Transfer-Encoding": "chunked"}.items():
+                     "Transfer-Encoding": "chunked", "Last-Event-ID": str(self._base)}.items():
             conn.putheader(k, v)
         conn.endheaders()
         self._conn = conn
@@ -458,6 +465,15 @@ class RunPublisher:
         if not retryable:
             self._fail(error)
         self._recover(error, finishing=finishing, min_delay=error.retry_after or 0.0)
+
+    def _check_continuation(self, finishing: bool) -> None:
+        """After a request that names a run no node holds: the server's 409 is read and raised."""
+        self._conn.send(b"0\r\n\r\n")
+        response = self._conn.getresponse()
+        reply = response.read()
+        if response.status == 200:  # an older server that does not check: the run restarted
+            self._fail(IqStreamError(f"run '{self.run_id}' was lost and restarted by the server", self.run_id))
+        self._refused(response.status, reply, response.getheader("Retry-After"), finishing=finishing)
 
     def _fail(self, error: BaseException) -> None:
         if self._failure is None:
@@ -492,6 +508,17 @@ class RunPublisher:
                 # the server has not seen the old request end yet: the count is not final
                 last = IqStreamError("the broken request is still open at the server", self.run_id)
                 continue
+            if status is None and self._base > 0:
+                # no node holds the run any more: a request with Last-Event-ID lets the server say
+                # so (409 run_lost), which fails the publisher with that code
+                try:
+                    self._start_request()
+                    self._check_continuation(finishing)
+                    return
+                except (OSError, http.client.HTTPException) as e:
+                    last = e
+                    self._close()
+                    continue
             count = status.events if status else 0
             accepted = count - self._base
             if accepted < 0 or accepted > len(self._unconfirmed):

@@ -28,6 +28,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * (on a background virtual thread) so that the server's --publisher-timeout does not expire
  * while the model is quiet.
  *
+ * <p>Every request carries {@code Last-Event-ID}: the run's event count this publisher believes
+ * the request starts at. If the run is gone (its node died, or it was dropped) the server answers
+ * 409 {@code run_lost}; if it holds another count (someone else appended), 409 {@code
+ * event_id_mismatch} with the actual id. Both fail the publisher with {@link
+ * IqStreamHttpException} ({@link IqStreamHttpException#errorCode()}); the run is never silently
+ * restarted at id 1.
+ *
  * <p>Refusals a retry cannot fix (400 bad event, 401, 403, 409 run_ended, 413 ...) fail the
  * publisher with {@link IqStreamHttpException}: the next {@code send} or {@code finish} throws
  * it. Events before a refused event stay in the run (the server's rule).
@@ -196,6 +203,9 @@ public final class RunPublisher implements AutoCloseable {
     EventBodyPublisher next = new EventBodyPublisher();
     HttpRequest request = client.request(client.eventsUri(runId))
         .header("Content-Type", "application/x-ndjson")
+        // the last id this publisher believes the run has: the server refuses with 409 run_lost /
+        // event_id_mismatch instead of starting a fresh run or appending at the wrong place
+        .header("Last-Event-ID", Long.toString(baseEventCount))
         .POST(next)
         .build();
     body = next;
@@ -287,6 +297,13 @@ public final class RunPublisher implements AutoCloseable {
         // arriving, so the count is not final; ask again after the next delay
         last = new IqStreamException("the broken request is still open at the server", runId, cause);
         continue;
+      }
+      if (status == null && baseEventCount > 0) {
+        // no node holds the run any more (its node died, or it was dropped): a new request with
+        // Last-Event-ID lets the server say so (409 run_lost), which then fails the publisher
+        startRequest();
+        if (completing) body.complete();
+        return;
       }
       long count = status == null ? 0 : status.events();
       long accepted = count - baseEventCount;
