@@ -369,7 +369,7 @@ class RunPublisher:
             raise IqStreamHttpError(run_id, 409, "run_ended", "the run has already ended")
         self._base = status.events if status else 0
         try:
-            self._start_request()
+            self._start_request(self._base)
         except (OSError, http.client.HTTPException) as e:
             raise IqStreamError(f"could not open a publish of run '{run_id}': {e!r}", run_id) from e
 
@@ -428,7 +428,7 @@ class RunPublisher:
         if self.result is not None:
             raise RuntimeError(f"the publish of run '{self.run_id}' is finished")
 
-    def _start_request(self) -> None:
+    def _start_request(self, last_event_id: int) -> None:
         self._close()
         conn = self.client._connection(timeout=None)
         conn.putrequest("POST", self.client.events_path(self.run_id))
@@ -436,7 +436,7 @@ class RunPublisher:
         # run_lost (no node holds the run) or event_id_mismatch (it holds another count) instead of
         # starting a fresh run at id 1 or appending at the wrong place.
         for k, v in {**self.client._headers(), "Content-Type": "application/x-ndjson",
-                     "Transfer-Encoding": "chunked", "Last-Event-ID": str(self._base)}.items():
+                     "Transfer-Encoding": "chunked", "Last-Event-ID": str(last_event_id)}.items():
             conn.putheader(k, v)
         conn.endheaders()
         self._conn = conn
@@ -485,6 +485,9 @@ class RunPublisher:
         """Continues the run over a new request with the events the server does not have."""
         self._close()
         last = cause
+        # a transport break after events were written: some may have reached the run (an HTTP
+        # answer instead means the server took none past its refusal)
+        maybe_delivered = not isinstance(cause, IqStreamHttpError) and bool(self._unconfirmed)
         while True:
             self._failures_in_row += 1
             if self._failures_in_row > self.client.max_retries:
@@ -508,11 +511,12 @@ class RunPublisher:
                 # the server has not seen the old request end yet: the count is not final
                 last = IqStreamError("the broken request is still open at the server", self.run_id)
                 continue
-            if status is None and self._base > 0:
-                # no node holds the run any more: a request with Last-Event-ID lets the server say
-                # so (409 run_lost), which fails the publisher with that code
+            if status is None and (self._base > 0 or maybe_delivered):
+                # no node holds a run that had (or may have had) events: a request with
+                # Last-Event-ID (at least 1) lets the server say so (409 run_lost), which fails the
+                # publisher with that code; the run is never restarted at id 1
                 try:
-                    self._start_request()
+                    self._start_request(max(self._base, 1))
                     self._check_continuation(finishing)
                     return
                 except (OSError, http.client.HTTPException) as e:
@@ -540,7 +544,7 @@ class RunPublisher:
                 self.result = PublishResult(self.run_id, count, False)
                 return
             try:
-                self._start_request()
+                self._start_request(self._base)
                 for line in self._unconfirmed:
                     self._conn.send(b"%x\r\n" % len(line) + line + b"\r\n")
                 return

@@ -70,7 +70,7 @@ public final class RunPublisher implements AutoCloseable {
     this.baseEventCount = status == null ? 0 : status.events();
     lock.lock();
     try {
-      startRequest();
+      startRequest(baseEventCount);
     } finally {
       lock.unlock();
     }
@@ -199,13 +199,13 @@ public final class RunPublisher implements AutoCloseable {
     if (result != null || completing) throw new IllegalStateException("the publish of run '" + runId + "' is finished");
   }
 
-  private void startRequest() {
+  private void startRequest(long lastEventId) {
     EventBodyPublisher next = new EventBodyPublisher();
     HttpRequest request = client.request(client.eventsUri(runId))
         .header("Content-Type", "application/x-ndjson")
         // the last id this publisher believes the run has: the server refuses with 409 run_lost /
         // event_id_mismatch instead of starting a fresh run or appending at the wrong place
-        .header("Last-Event-ID", Long.toString(baseEventCount))
+        .header("Last-Event-ID", Long.toString(lastEventId))
         .POST(next)
         .build();
     body = next;
@@ -272,6 +272,9 @@ public final class RunPublisher implements AutoCloseable {
    */
   private void recover(Throwable cause, Duration minDelay) {
     Throwable last = cause;
+    // a transport break after events were written: some may have reached the run (an HTTP answer
+    // instead means the server took none past its refusal, and says where it stopped)
+    boolean maybeDelivered = !(cause instanceof IqStreamHttpException) && !unconfirmed.isEmpty();
     while (true) {
       failuresInRow++;
       if (failuresInRow > client.retry().maxRetries()) {
@@ -298,10 +301,11 @@ public final class RunPublisher implements AutoCloseable {
         last = new IqStreamException("the broken request is still open at the server", runId, cause);
         continue;
       }
-      if (status == null && baseEventCount > 0) {
-        // no node holds the run any more (its node died, or it was dropped): a new request with
-        // Last-Event-ID lets the server say so (409 run_lost), which then fails the publisher
-        startRequest();
+      if (status == null && (baseEventCount > 0 || maybeDelivered)) {
+        // no node holds a run that had (or may have had) events: its node died, or it was
+        // dropped. A new request with Last-Event-ID (at least 1) lets the server say so (409
+        // run_lost), which fails the publisher; the run is never restarted at id 1.
+        startRequest(Math.max(baseEventCount, 1));
         if (completing) body.complete();
         return;
       }
@@ -328,7 +332,7 @@ public final class RunPublisher implements AutoCloseable {
         result = new PublishResult(runId, count, false);
         return;
       }
-      startRequest();
+      startRequest(baseEventCount);
       for (byte[] line : unconfirmed) body.offer(line);
       if (completing) body.complete();
       return;

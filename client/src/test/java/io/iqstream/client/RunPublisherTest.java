@@ -150,10 +150,11 @@ class RunPublisherTest {
     // does when the run's node dies
     String runId = newRunId();
     try (TcpProxy toA = new TcpProxy(server.port)) {
-      IqStreamClient direct = server.client(server.baseUri, server.publishToken());
-      direct.publish(runId, List.of(AgUiEvents.runStarted("t", runId), AgUiEvents.textMessageStart("m1")));
       IqStreamClient client = server.client(toA.baseUri(), server.publishToken());
-      RunPublisher run = client.openRun(runId); // continues at 2, Last-Event-ID: 2
+      // one streaming request from the run's start: the publisher holds no confirmed count (0)
+      RunPublisher run = client.openRun(runId);
+      run.send(AgUiEvents.runStarted("t", runId));
+      run.send(AgUiEvents.textMessageStart("m1"));
       run.send(content("m1", 0));
       try (SseSubscriber browser = new SseSubscriber(server.baseUri, runId, server.publishToken())) {
         browser.awaitEvents(3, WAIT);
