@@ -364,6 +364,9 @@ class RunPublisher:
         self._conn: Optional[http.client.HTTPConnection] = None
         self._failure: Optional[BaseException] = None
         self._failures_in_row = 0
+        # a request broke (no HTTP answer) after events were written and no status has confirmed the
+        # count since: the run may hold events this publisher cannot count
+        self._may_have_events = False
         status = client.status(run_id)
         if status is not None and status.ended:
             raise IqStreamHttpError(run_id, 409, "run_ended", "the run has already ended")
@@ -487,7 +490,8 @@ class RunPublisher:
         last = cause
         # a transport break after events were written: some may have reached the run (an HTTP
         # answer instead means the server took none past its refusal)
-        maybe_delivered = not isinstance(cause, IqStreamHttpError) and bool(self._unconfirmed)
+        if not isinstance(cause, IqStreamHttpError) and self._unconfirmed:
+            self._may_have_events = True
         while True:
             self._failures_in_row += 1
             if self._failures_in_row > self.client.max_retries:
@@ -511,7 +515,7 @@ class RunPublisher:
                 # the server has not seen the old request end yet: the count is not final
                 last = IqStreamError("the broken request is still open at the server", self.run_id)
                 continue
-            if status is None and (self._base > 0 or maybe_delivered):
+            if status is None and (self._base > 0 or self._may_have_events):
                 # no node holds a run that had (or may have had) events: a request with
                 # Last-Event-ID (at least 1) lets the server say so (409 run_lost), which fails the
                 # publisher with that code; the run is never restarted at id 1
@@ -523,6 +527,7 @@ class RunPublisher:
                     last = e
                     self._close()
                     continue
+            self._may_have_events = False
             count = status.events if status else 0
             accepted = count - self._base
             if accepted < 0 or accepted > len(self._unconfirmed):

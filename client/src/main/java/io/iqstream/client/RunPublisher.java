@@ -55,6 +55,11 @@ public final class RunPublisher implements AutoCloseable {
   private CompletableFuture<HttpResponse<String>> response;
   private int requestsStarted;
   private int failuresInRow;
+  /**
+   * A request broke (no HTTP answer) after events were written, and no status has confirmed the
+   * count since: the run may hold events this publisher cannot count.
+   */
+  private boolean mayHaveEvents;
   private long eventsSent;
   private boolean completing;
   private PublishResult result;
@@ -274,7 +279,7 @@ public final class RunPublisher implements AutoCloseable {
     Throwable last = cause;
     // a transport break after events were written: some may have reached the run (an HTTP answer
     // instead means the server took none past its refusal, and says where it stopped)
-    boolean maybeDelivered = !(cause instanceof IqStreamHttpException) && !unconfirmed.isEmpty();
+    if (!(cause instanceof IqStreamHttpException) && !unconfirmed.isEmpty()) mayHaveEvents = true;
     while (true) {
       failuresInRow++;
       if (failuresInRow > client.retry().maxRetries()) {
@@ -301,7 +306,7 @@ public final class RunPublisher implements AutoCloseable {
         last = new IqStreamException("the broken request is still open at the server", runId, cause);
         continue;
       }
-      if (status == null && (baseEventCount > 0 || maybeDelivered)) {
+      if (status == null && (baseEventCount > 0 || mayHaveEvents)) {
         // no node holds a run that had (or may have had) events: its node died, or it was
         // dropped. A new request with Last-Event-ID (at least 1) lets the server say so (409
         // run_lost), which fails the publisher; the run is never restarted at id 1.
@@ -309,6 +314,7 @@ public final class RunPublisher implements AutoCloseable {
         if (completing) body.complete();
         return;
       }
+      mayHaveEvents = false;
       long count = status == null ? 0 : status.events();
       long accepted = count - baseEventCount;
       if (accepted < 0 || accepted > unconfirmed.size()) {
