@@ -213,6 +213,10 @@ class Publisher(threading.Thread):
                     return f"409 {code}: {body}"
                 if r.status < 500 and not (r.status == 409 and code == "publisher_active"):
                     return f"{r.status} {body}"
+                # a refusal by IQ-Stream before any event names no lastEventId; a proxy's 502 names nothing
+                js = json.loads(body) if body.startswith("{") else {}
+                if sent > 0 and (not js.get("error") or js.get("lastEventId", 0) > 0):
+                    may_have_events = True
                 time.sleep(0.3)
             except (OSError, http.client.HTTPException):
                 self.statuses.append("break")
@@ -289,9 +293,9 @@ class Subscriber(threading.Thread):
                     continue
                 ev_id, data = None, None
                 while True:
-                    line = r.fp.readline()
-                    if not line:
-                        break
+                    line = r.readline()
+                    if not line.endswith(b"\n"):
+                        break   # the stream broke (possibly mid-line): resume
                     line = line.decode().rstrip("\r\n")
                     if line.startswith("id: "):
                         ev_id = int(line[4:])

@@ -490,7 +490,10 @@ class RunPublisher:
         last = cause
         # a transport break after events were written: some may have reached the run (an HTTP
         # answer instead means the server took none past its refusal)
-        if not isinstance(cause, IqStreamHttpError) and self._unconfirmed:
+        # an IQ-Stream refusal before any event (over_budget, draining: no lastEventId) took none; a
+        # break, or an answer from a proxy in between (502/504, no IQ-Stream code), may have
+        if self._unconfirmed and (not isinstance(cause, IqStreamHttpError) or cause.code is None
+                                  or (cause.last_event_id or 0) > 0):
             self._may_have_events = True
         while True:
             self._failures_in_row += 1

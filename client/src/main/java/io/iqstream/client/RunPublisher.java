@@ -279,7 +279,12 @@ public final class RunPublisher implements AutoCloseable {
     Throwable last = cause;
     // a transport break after events were written: some may have reached the run (an HTTP answer
     // instead means the server took none past its refusal, and says where it stopped)
-    if (!(cause instanceof IqStreamHttpException) && !unconfirmed.isEmpty()) mayHaveEvents = true;
+    // An IQ-Stream refusal before any event (over_budget, draining: no lastEventId) took none; a
+    // break, or an answer from a proxy in between (502/504, no IQ-Stream code), may have.
+    if (!unconfirmed.isEmpty() && (!(cause instanceof IqStreamHttpException h)
+        || h.errorCode() == null || h.lastEventId() > 0)) {
+      mayHaveEvents = true;
+    }
     while (true) {
       failuresInRow++;
       if (failuresInRow > client.retry().maxRetries()) {

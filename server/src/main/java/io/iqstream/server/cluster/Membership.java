@@ -41,7 +41,7 @@ public final class Membership implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Membership.class);
     static final long PROBE_INTERVAL_MS = 500;
     /** Probes without an answer (timeouts: a busy node) before a member counts as dead. */
-    static final int FAILS_TO_DEAD = 3;
+    static final int FAILS_TO_DEAD = 6;
     static final long PROBE_TIMEOUT_MS = 1500;
     /** {@link #probe} result for a refused connection: nothing listens there, dead at once. */
     private static final int REFUSED = -2;
