@@ -3,7 +3,7 @@
 
   python3 deploy/measure-relay.py --jar server/target/iqstream-server.jar --java JAVA [--events 5000 --rate 1000]
 
-Two nodes with --peers on 127.0.0.1 (1 worker each). One run is published to the node that holds it (A) at a
+Two nodes with --peers on 127.0.0.1 (2 workers each). One run is published to the node that holds it (A) at a
 steady rate, one event per chunk, each event carrying its send time. Two subscribers read it at the same time:
 one connected to A (direct), one connected to B (relayed by B to A). Prints, per path, the latency from send to
 receipt (p50/p99/max, ms) and the CPU time per event of the nodes (utime+stime from /proc/<pid>/stat): A alone
@@ -55,6 +55,60 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(len(xs) * p))]
 
 
+def measure(cl, a, tag, report):
+    # a run id whose owner is node 0 (A): create it there, check with the peer lookup
+    run_id = None
+    for k in range(100):
+        rid = f"relay-{tag}-{k}"
+        c = http.client.HTTPConnection("127.0.0.1", cl.ports[0], timeout=10)
+        c.request("POST", f"/v1/runs/{rid}/events", body=b'{"type":"RUN_STARTED","t":0}\n',
+                  headers={"Authorization": f"Bearer {tc.TOKEN}", "Content-Type": "application/x-ndjson"})
+        c.getresponse().read()
+        c.close()
+        if cl.holds(0, rid):
+            run_id = rid
+            break
+    assert run_id, "no run id landed on node 0"
+    direct, relayed = [], []
+    n = a.events
+    t1 = threading.Thread(target=subscriber, args=(cl.ports[0], run_id, n + 1, direct))
+    t2 = threading.Thread(target=subscriber, args=(cl.ports[1], run_id, n + 1, relayed))
+    t1.start()
+    t2.start()
+    time.sleep(1.0)
+    pa, pb = cl.procs[0].pid, cl.procs[1].pid
+    ca, cb = cpu_s(pa), cpu_s(pb)
+    s = socket.create_connection(("127.0.0.1", cl.ports[0]))
+    s.sendall((f"POST /v1/runs/{run_id}/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {tc.TOKEN}\r\n"
+               "Content-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n").encode())
+    gap = 1.0 / a.rate
+    start = time.perf_counter()
+    for i in range(n):
+        ev = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x" * 40, "t": time.time_ns()}
+        if i == n - 1:
+            ev = {"type": "RUN_FINISHED", "t": time.time_ns()}
+        line = (json.dumps(ev) + "\n").encode()
+        s.sendall(b"%x\r\n" % len(line) + line + b"\r\n")
+        due = start + (i + 1) * gap
+        while time.perf_counter() < due:
+            time.sleep(max(0.0, min(0.001, due - time.perf_counter())))
+    s.sendall(b"0\r\n\r\n")
+    t1.join(60)
+    t2.join(60)
+    da, db = cpu_s(pa) - ca, cpu_s(pb) - cb
+    s.close()
+    direct, relayed = direct[1:], relayed[1:]
+    if not report:
+        return
+    print(f"{n} events at {a.rate}/s, one run, 2 nodes with --peers (indicative: shared machine; "
+          "after a warm-up run of the same size)")
+    for name, xs in (("direct (subscriber on the holder)", direct), ("relayed (subscriber on the other node)", relayed)):
+        print(f"  {name}: {len(xs)} events, latency p50 {pct(xs, .5):.2f} ms, p99 {pct(xs, .99):.2f} ms, "
+              f"max {max(xs):.2f} ms")
+    print(f"  CPU, holder A (publisher + direct subscriber + serving the relay): {da * 1e6 / n:.1f} us/event")
+    print(f"  CPU, relaying node B (one relayed subscriber): {db * 1e6 / n:.1f} us/event")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--jar", required=True)
@@ -68,54 +122,8 @@ def main():
         for i in range(2):
             cl.start(i)
         cl.await_view([0, 1])
-        # a run id whose owner is node 0 (A): create it there, check with the peer lookup
-        run_id = None
-        for k in range(100):
-            rid = f"relay-{k}"
-            c = http.client.HTTPConnection("127.0.0.1", cl.ports[0], timeout=10)
-            c.request("POST", f"/v1/runs/{rid}/events", body=b'{"type":"RUN_STARTED","t":0}\n',
-                      headers={"Authorization": f"Bearer {tc.TOKEN}", "Content-Type": "application/x-ndjson"})
-            c.getresponse().read()
-            c.close()
-            if cl.holds(0, rid):
-                run_id = rid
-                break
-        assert run_id, "no run id landed on node 0"
-        direct, relayed = [], []
-        n = a.events
-        t1 = threading.Thread(target=subscriber, args=(cl.ports[0], run_id, n + 1, direct))
-        t2 = threading.Thread(target=subscriber, args=(cl.ports[1], run_id, n + 1, relayed))
-        t1.start()
-        t2.start()
-        time.sleep(1.0)
-        pa, pb = cl.procs[0].pid, cl.procs[1].pid
-        ca, cb = cpu_s(pa), cpu_s(pb)
-        s = socket.create_connection(("127.0.0.1", cl.ports[0]))
-        s.sendall((f"POST /v1/runs/{run_id}/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {tc.TOKEN}\r\n"
-                   "Content-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n").encode())
-        gap = 1.0 / a.rate
-        start = time.perf_counter()
-        for i in range(n):
-            ev = {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "x" * 40, "t": time.time_ns()}
-            if i == n - 1:
-                ev = {"type": "RUN_FINISHED", "t": time.time_ns()}
-            line = (json.dumps(ev) + "\n").encode()
-            s.sendall(b"%x\r\n" % len(line) + line + b"\r\n")
-            due = start + (i + 1) * gap
-            while time.perf_counter() < due:
-                time.sleep(max(0.0, min(0.001, due - time.perf_counter())))
-        s.sendall(b"0\r\n\r\n")
-        t1.join(60)
-        t2.join(60)
-        da, db = cpu_s(pa) - ca, cpu_s(pb) - cb
-        s.close()
-        direct, relayed = direct[1:], relayed[1:]
-        print(f"{n} events at {a.rate}/s, one run, 2 nodes with --peers, 1 worker each (indicative: shared machine)")
-        for name, xs in (("direct (subscriber on the holder)", direct), ("relayed (subscriber on the other node)", relayed)):
-            print(f"  {name}: {len(xs)} events, latency p50 {pct(xs, .5):.2f} ms, p99 {pct(xs, .99):.2f} ms, "
-                  f"max {max(xs):.2f} ms")
-        print(f"  CPU, holder A (publisher + direct subscriber + serving the relay): {da * 1e6 / n:.1f} us/event")
-        print(f"  CPU, relaying node B (one relayed subscriber): {db * 1e6 / n:.1f} us/event")
+        measure(cl, a, "warm", False)
+        measure(cl, a, "measured", True)
     finally:
         cl.stop_all()
 
