@@ -52,7 +52,7 @@ public enum Flag {
             + "default: off)"),
     ALLOW_TOKENS_WITHOUT_EXP("allow-tokens-without-exp", "false", "accept tokens that have no exp claim "
             + "(they never expire; without this flag they get 401, exp is required)"),
-    PEERS("peers", "", "cluster members as host:port, comma-separated; each host is re-resolved every second, so "
+    PEERS("peers", "", "cluster members as host:port, comma-separated; each host is re-resolved every 0.5 s, so "
             + "one DNS name (a Kubernetes headless Service) lists every pod. Any node then serves any run, forwarding "
             + "to the node that holds it (default: off, a single node)"),
     ADVERTISE("advertise", "", "this node's own host:port as its peers reach it (an IP, as --peers resolves to); "
