@@ -23,7 +23,7 @@ cd "$ROOT"
 # ---- the suites: name and script, in the order they run (maven is special: it builds the jar).
 # To add a suite: its name in ALL_SUITES and its executable script (no arguments) in SUITE_SCRIPT;
 # scripts/test-all-selftest.sh then checks it is run, and fails CI when its script is missing.
-ALL_SUITES=(maven fuzz self agui js copilotkit python e2e lb dist k8s image)
+ALL_SUITES=(maven fuzz self agui js copilotkit python e2e lb cluster dist k8s image)
 declare -A SUITE_SCRIPT=(
   [fuzz]=scripts/fuzz.sh
   [self]=scripts/test-all-selftest.sh
@@ -33,6 +33,7 @@ declare -A SUITE_SCRIPT=(
   [python]=clients/python/run-tests.sh
   [e2e]=e2e/run-tests.sh
   [lb]=deploy/test-lb.sh
+  [cluster]=deploy/test-cluster.sh
   [dist]=scripts/test-dist.sh
   [k8s]=deploy/kubernetes/test-manifests.py
   [image]=scripts/test-image.sh

@@ -345,6 +345,10 @@ class RunPublisher:
     ``with`` block leaves the run open (the server ends it with RUN_ERROR PUBLISHER_LOST after
     ``--publisher-timeout`` unless a new publish continues it).
 
+    Every request carries ``Last-Event-ID`` (the count the publisher believes the run has): a run
+    that no node holds any more fails the publisher with ``IqStreamHttpError`` code ``run_lost``, a
+    run with another count with ``event_id_mismatch`` (409 both) — never a fresh run at id 1.
+
     Invariant: each sent event is appended once, in order. The events of the current request are
     kept until the server confirms them; after a break the publisher asks the server how many the
     run holds and continues over a new request with the rest. Not thread-safe: one thread per run.
@@ -360,12 +364,15 @@ class RunPublisher:
         self._conn: Optional[http.client.HTTPConnection] = None
         self._failure: Optional[BaseException] = None
         self._failures_in_row = 0
+        # a request broke (no HTTP answer) after events were written and no status has confirmed the
+        # count since: the run may hold events this publisher cannot count
+        self._may_have_events = False
         status = client.status(run_id)
         if status is not None and status.ended:
             raise IqStreamHttpError(run_id, 409, "run_ended", "the run has already ended")
         self._base = status.events if status else 0
         try:
-            self._start_request()
+            self._start_request(self._base)
         except (OSError, http.client.HTTPException) as e:
             raise IqStreamError(f"could not open a publish of run '{run_id}': {e!r}", run_id) from e
 
@@ -424,12 +431,15 @@ class RunPublisher:
         if self.result is not None:
             raise RuntimeError(f"the publish of run '{self.run_id}' is finished")
 
-    def _start_request(self) -> None:
+    def _start_request(self, last_event_id: int) -> None:
         self._close()
         conn = self.client._connection(timeout=None)
         conn.putrequest("POST", self.client.events_path(self.run_id))
+        # Last-Event-ID: the run's event count this request starts at. The server refuses with 409
+        # run_lost (no node holds the run) or event_id_mismatch (it holds another count) instead of
+        # starting a fresh run at id 1 or appending at the wrong place.
         for k, v in {**self.client._headers(), "Content-Type": "application/x-ndjson",
-                     "Transfer-Encoding": "chunked"}.items():
+                     "Transfer-Encoding": "chunked", "Last-Event-ID": str(last_event_id)}.items():
             conn.putheader(k, v)
         conn.endheaders()
         self._conn = conn
@@ -459,6 +469,15 @@ class RunPublisher:
             self._fail(error)
         self._recover(error, finishing=finishing, min_delay=error.retry_after or 0.0)
 
+    def _check_continuation(self, finishing: bool) -> None:
+        """After a request that names a run no node holds: the server's 409 is read and raised."""
+        self._conn.send(b"0\r\n\r\n")
+        response = self._conn.getresponse()
+        reply = response.read()
+        if response.status == 200:  # an older server that does not check: the run restarted
+            self._fail(IqStreamError(f"run '{self.run_id}' was lost and restarted by the server", self.run_id))
+        self._refused(response.status, reply, response.getheader("Retry-After"), finishing=finishing)
+
     def _fail(self, error: BaseException) -> None:
         if self._failure is None:
             self._failure = error
@@ -469,6 +488,13 @@ class RunPublisher:
         """Continues the run over a new request with the events the server does not have."""
         self._close()
         last = cause
+        # a transport break after events were written: some may have reached the run (an HTTP
+        # answer instead means the server took none past its refusal)
+        # an IQ-Stream refusal before any event (over_budget, draining: no lastEventId) took none; a
+        # break, or an answer from a proxy in between (502/504, no IQ-Stream code), may have
+        if self._unconfirmed and (not isinstance(cause, IqStreamHttpError) or cause.code is None
+                                  or (cause.last_event_id or 0) > 0):
+            self._may_have_events = True
         while True:
             self._failures_in_row += 1
             if self._failures_in_row > self.client.max_retries:
@@ -492,6 +518,19 @@ class RunPublisher:
                 # the server has not seen the old request end yet: the count is not final
                 last = IqStreamError("the broken request is still open at the server", self.run_id)
                 continue
+            if status is None and (self._base > 0 or self._may_have_events):
+                # no node holds a run that had (or may have had) events: a request with
+                # Last-Event-ID (at least 1) lets the server say so (409 run_lost), which fails the
+                # publisher with that code; the run is never restarted at id 1
+                try:
+                    self._start_request(max(self._base, 1))
+                    self._check_continuation(finishing)
+                    return
+                except (OSError, http.client.HTTPException) as e:
+                    last = e
+                    self._close()
+                    continue
+            self._may_have_events = False
             count = status.events if status else 0
             accepted = count - self._base
             if accepted < 0 or accepted > len(self._unconfirmed):
@@ -513,7 +552,7 @@ class RunPublisher:
                 self.result = PublishResult(self.run_id, count, False)
                 return
             try:
-                self._start_request()
+                self._start_request(self._base)
                 for line in self._unconfirmed:
                     self._conn.send(b"%x\r\n" % len(line) + line + b"\r\n")
                 return

@@ -49,11 +49,11 @@ def mint_token(secret: str, claims: dict) -> str:
 class ServerProcess:
     """``java -jar $IQSTREAM_JAR serve --host 127.0.0.1 --port 0 --jwt-secret ...``."""
 
-    def __init__(self, *flags: str):
+    def __init__(self, *flags: str, secret: str | None = None):
         jar = jar_path()
         if not jar.is_file():
             raise unittest.SkipTest(f"IQ-Stream jar not found at {jar}: build server/ or set IQSTREAM_JAR")
-        self.secret = secrets.token_hex(24)
+        self.secret = secret or secrets.token_hex(24)
         self.process = subprocess.Popen(
             [java_path(), "-jar", str(jar), "serve", "--host", "127.0.0.1", "--port", "0",
              "--jwt-secret", self.secret, *flags],

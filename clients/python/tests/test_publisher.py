@@ -101,6 +101,30 @@ class PublisherTest(unittest.TestCase):
         self.assertEqual([i for i, _ in browser.events], list(range(1, len(events) + 1)), "no gap, no duplicate")
         self.assertEqual([e for _, e in browser.events], events)
 
+    def test_a_run_whose_node_is_gone_fails_with_run_lost_never_a_fresh_run(self) -> None:
+        run_id = new_run_id("lost")
+        events = workload_run(run_id, tokens=20)
+        proxy = TcpProxy(self.server.port)
+        self.addCleanup(proxy.close)
+        # one streaming request from the run's start: the publisher holds no confirmed count (0)
+        run = self.client(proxy.base_url).open_run(run_id)
+        for event in events[:3]:
+            run.send(event)
+        browser = self.subscribe(run_id)
+        browser.await_events(3)
+        # the balancer now sends this run's requests to another node (same key, no runs)
+        other = ServerProcess(secret=self.server.secret)
+        self.addCleanup(other.stop)
+        proxy.target_port = other.port
+        proxy.cut()
+        with self.assertRaises(IqStreamHttpError) as lost:
+            for event in events[3:]:
+                run.send(event)
+                time.sleep(0.05)  # pacing the model's output, not a wait for a condition
+            run.finish()
+        self.assertEqual((lost.exception.status, lost.exception.code), (409, "run_lost"), str(lost.exception))
+        self.assertIsNone(self.client(other.base_url).status(run_id), "no fresh run on the other node")
+
     def test_pipes_an_ag_ui_agents_sse_response_straight_in(self) -> None:
         run_id = new_run_id("agent")
         events = workload_run(run_id, tokens=50)

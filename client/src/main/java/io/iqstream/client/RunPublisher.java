@@ -28,6 +28,13 @@ import java.util.concurrent.locks.ReentrantLock;
  * (on a background virtual thread) so that the server's --publisher-timeout does not expire
  * while the model is quiet.
  *
+ * <p>Every request carries {@code Last-Event-ID}: the run's event count this publisher believes
+ * the request starts at. If the run is gone (its node died, or it was dropped) the server answers
+ * 409 {@code run_lost}; if it holds another count (someone else appended), 409 {@code
+ * event_id_mismatch} with the actual id. Both fail the publisher with {@link
+ * IqStreamHttpException} ({@link IqStreamHttpException#errorCode()}); the run is never silently
+ * restarted at id 1.
+ *
  * <p>Refusals a retry cannot fix (400 bad event, 401, 403, 409 run_ended, 413 ...) fail the
  * publisher with {@link IqStreamHttpException}: the next {@code send} or {@code finish} throws
  * it. Events before a refused event stay in the run (the server's rule).
@@ -48,6 +55,11 @@ public final class RunPublisher implements AutoCloseable {
   private CompletableFuture<HttpResponse<String>> response;
   private int requestsStarted;
   private int failuresInRow;
+  /**
+   * A request broke (no HTTP answer) after events were written, and no status has confirmed the
+   * count since: the run may hold events this publisher cannot count.
+   */
+  private boolean mayHaveEvents;
   private long eventsSent;
   private boolean completing;
   private PublishResult result;
@@ -63,7 +75,7 @@ public final class RunPublisher implements AutoCloseable {
     this.baseEventCount = status == null ? 0 : status.events();
     lock.lock();
     try {
-      startRequest();
+      startRequest(baseEventCount);
     } finally {
       lock.unlock();
     }
@@ -192,10 +204,13 @@ public final class RunPublisher implements AutoCloseable {
     if (result != null || completing) throw new IllegalStateException("the publish of run '" + runId + "' is finished");
   }
 
-  private void startRequest() {
+  private void startRequest(long lastEventId) {
     EventBodyPublisher next = new EventBodyPublisher();
     HttpRequest request = client.request(client.eventsUri(runId))
         .header("Content-Type", "application/x-ndjson")
+        // the last id this publisher believes the run has: the server refuses with 409 run_lost /
+        // event_id_mismatch instead of starting a fresh run or appending at the wrong place
+        .header("Last-Event-ID", Long.toString(lastEventId))
         .POST(next)
         .build();
     body = next;
@@ -262,6 +277,14 @@ public final class RunPublisher implements AutoCloseable {
    */
   private void recover(Throwable cause, Duration minDelay) {
     Throwable last = cause;
+    // a transport break after events were written: some may have reached the run (an HTTP answer
+    // instead means the server took none past its refusal, and says where it stopped)
+    // An IQ-Stream refusal before any event (over_budget, draining: no lastEventId) took none; a
+    // break, or an answer from a proxy in between (502/504, no IQ-Stream code), may have.
+    if (!unconfirmed.isEmpty() && (!(cause instanceof IqStreamHttpException h)
+        || h.errorCode() == null || h.lastEventId() > 0)) {
+      mayHaveEvents = true;
+    }
     while (true) {
       failuresInRow++;
       if (failuresInRow > client.retry().maxRetries()) {
@@ -288,6 +311,15 @@ public final class RunPublisher implements AutoCloseable {
         last = new IqStreamException("the broken request is still open at the server", runId, cause);
         continue;
       }
+      if (status == null && (baseEventCount > 0 || mayHaveEvents)) {
+        // no node holds a run that had (or may have had) events: its node died, or it was
+        // dropped. A new request with Last-Event-ID (at least 1) lets the server say so (409
+        // run_lost), which fails the publisher; the run is never restarted at id 1.
+        startRequest(Math.max(baseEventCount, 1));
+        if (completing) body.complete();
+        return;
+      }
+      mayHaveEvents = false;
       long count = status == null ? 0 : status.events();
       long accepted = count - baseEventCount;
       if (accepted < 0 || accepted > unconfirmed.size()) {
@@ -311,7 +343,7 @@ public final class RunPublisher implements AutoCloseable {
         result = new PublishResult(runId, count, false);
         return;
       }
-      startRequest();
+      startRequest(baseEventCount);
       for (byte[] line : unconfirmed) body.offer(line);
       if (completing) body.complete();
       return;

@@ -145,6 +145,43 @@ class RunPublisherTest {
   }
 
   @Test
+  void aRunWhoseNodeIsGoneFailsWithRunLostNeverAFreshRun() throws Exception {
+    // the proxy is later switched to another node with the same key and no runs, as a balancer
+    // does when the run's node dies
+    String runId = newRunId();
+    try (TcpProxy toA = new TcpProxy(server.port)) {
+      IqStreamClient client = server.client(toA.baseUri(), server.publishToken());
+      // one streaming request from the run's start: the publisher holds no confirmed count (0)
+      RunPublisher run = client.openRun(runId);
+      run.send(AgUiEvents.runStarted("t", runId));
+      run.send(AgUiEvents.textMessageStart("m1"));
+      run.send(content("m1", 0));
+      try (SseSubscriber browser = new SseSubscriber(server.baseUri, runId, server.publishToken())) {
+        browser.awaitEvents(3, WAIT);
+      }
+      ServerProcess fresh = ServerProcess.startWithSecret(server.secret);
+      try {
+        toA.retarget(fresh.port);
+        toA.cut();
+        IqStreamHttpException lost = assertThrows(IqStreamHttpException.class, () -> {
+          long deadline = System.nanoTime() + WAIT.toNanos();
+          while (System.nanoTime() < deadline) {
+            run.send(content("m1", 1));
+            Thread.sleep(50); // pacing the model's output, not a wait for a condition
+          }
+          run.finish();
+        });
+        assertEquals(409, lost.statusCode(), lost.getMessage());
+        assertEquals("run_lost", lost.errorCode(), lost.getMessage());
+        assertTrue(fresh.client(fresh.baseUri, server.publishToken()).status(runId).isEmpty(),
+            "no fresh run was started on the node that does not hold it");
+      } finally {
+        fresh.close();
+      }
+    }
+  }
+
+  @Test
   void refusesBadTokensWith401And403() {
     // 401: a token signed with another key (seen when the run is opened)
     IqStreamClient forged = IqStreamClient.builder(server.baseUri)

@@ -47,6 +47,13 @@ final class ServerProcess implements AutoCloseable {
   }
 
   static ServerProcess start(String... flags) throws Exception {
+    byte[] random = new byte[24];
+    new SecureRandom().nextBytes(random);
+    return startWithSecret(HexFormat.of().formatHex(random), flags); // 48 bytes of UTF-8
+  }
+
+  /** A server that accepts the same tokens as another one (the same JWT secret). */
+  static ServerProcess startWithSecret(String secret, String... flags) throws Exception {
     Path jar = jar();
     if (!Files.isRegularFile(jar)) {
       String reason = "IQ-Stream server jar not found at " + jar + " (build server/ first or set IQSTREAM_JAR); skipping";
@@ -56,9 +63,6 @@ final class ServerProcess implements AutoCloseable {
       System.out.println(reason);
       Assumptions.abort(reason);
     }
-    byte[] random = new byte[24];
-    new SecureRandom().nextBytes(random);
-    String secret = HexFormat.of().formatHex(random); // 48 bytes of UTF-8
     String java = ProcessHandle.current().info().command().orElse("java");
     List<String> command = new ArrayList<>(List.of(java, "-jar", jar.toString(), "serve",
         "--host", "127.0.0.1", "--port", "0", "--jwt-secret", secret));

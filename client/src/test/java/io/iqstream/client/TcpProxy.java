@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class TcpProxy implements AutoCloseable {
   private final ServerSocket server;
-  private final int targetPort;
+  private volatile int targetPort;
   private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
   private final AtomicInteger posts = new AtomicInteger();
 
@@ -30,6 +30,11 @@ final class TcpProxy implements AutoCloseable {
 
   URI baseUri() {
     return URI.create("http://127.0.0.1:" + server.getLocalPort());
+  }
+
+  /** New connections go to {@code port} from now on (open ones stay where they are). */
+  void retarget(int port) {
+    targetPort = port;
   }
 
   int posts() {

@@ -6,6 +6,7 @@ import io.iqstream.server.admission.MemoryPlan;
 import io.iqstream.server.auth.AuthSettings;
 import io.iqstream.server.auth.Authorizer;
 import io.iqstream.server.config.Flag;
+import io.iqstream.server.cluster.Cluster;
 import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.http.AdminInitializer;
 import io.iqstream.server.http.ConnectionSlots;
@@ -90,6 +91,7 @@ public final class IqStreamServer implements AutoCloseable {
             workers.add(new Worker(i++, loop, new RunRegistry(loop, config, budget, metrics, allocator)));
         }
         ServerContext context = new ServerContext(config, new Workers(workers), authorizer, metrics, budget);
+        context.cluster(Cluster.start(config, transport.name(), context.replies()));
         int maxConnections = config.maxConnections() > 0 ? config.maxConnections()
                 : ConnectionSlots.defaultMax(config.workers() + 1, AdminInitializer.MAX_CONNECTIONS);
         ConnectionSlots connections = new ConnectionSlots(maxConnections, metrics.connectionsOpen,
@@ -125,6 +127,9 @@ public final class IqStreamServer implements AutoCloseable {
             acceptor.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             workerGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             authorizer.close();
+            if (context.cluster() != null) {
+                context.cluster().close();
+            }
             if (e instanceof InterruptedException interrupted) {
                 throw interrupted;
             }
@@ -138,6 +143,9 @@ public final class IqStreamServer implements AutoCloseable {
         } catch (IllegalArgumentException | InterruptedException e) {
             server.close();
             throw e;
+        }
+        if (context.cluster() != null) {
+            context.cluster().begin();
         }
         acceptor.next().scheduleAtFixedRate(new RefusalSummary(metrics), 60, 60, TimeUnit.SECONDS);
         long covered = MemoryPlan.connectionsCovered(Runtime.getRuntime().maxMemory(),
@@ -251,6 +259,9 @@ public final class IqStreamServer implements AutoCloseable {
         acceptor.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         context.authorizer().close();
+        if (context.cluster() != null) {
+            context.cluster().close();
+        }
     }
 
     /** Installs the demo site (needs the bound port). */

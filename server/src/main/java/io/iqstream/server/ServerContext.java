@@ -2,6 +2,7 @@ package io.iqstream.server;
 
 import io.iqstream.server.admission.MemoryBudget;
 import io.iqstream.server.auth.Authorizer;
+import io.iqstream.server.cluster.Cluster;
 import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.demo.DemoSite;
 import io.iqstream.server.http.CorsPolicy;
@@ -22,6 +23,7 @@ public final class ServerContext {
     private final CorsPolicy cors;
     private final HttpReplies replies;
     private volatile DemoSite demo;
+    private volatile Cluster cluster;
     private volatile boolean draining;
 
     public ServerContext(ServerConfig config, Workers workers, Authorizer authorizer, Metrics metrics,
@@ -70,6 +72,15 @@ public final class ServerContext {
 
     void demo(DemoSite site) {
         this.demo = site;
+    }
+
+    /** The cluster part ({@code --peers}), or null on a single node. */
+    public Cluster cluster() {
+        return cluster;
+    }
+
+    void cluster(Cluster c) {
+        this.cluster = c;
     }
 
     public boolean isDraining() {

@@ -2,6 +2,7 @@ package io.iqstream.server.config;
 
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -149,6 +150,26 @@ public final class ConfigParser {
         if (!Arrays.asList("error", "warn", "info", "debug", "trace").contains(level)) {
             throw bad(Flag.LOG_LEVEL, level, "error, warn, info or debug");
         }
+        List<String> peers = new ArrayList<>();
+        for (String peer : get(v, Flag.PEERS).split(",")) {
+            if (!peer.isBlank()) {
+                peers.add(hostPort(Flag.PEERS, peer.trim()));
+            }
+        }
+        String advertise = emptyToNull(get(v, Flag.ADVERTISE));
+        String clusterSecret = emptyToNull(get(v, Flag.CLUSTER_SECRET));
+        if (!peers.isEmpty()) {
+            if (advertise == null) {
+                throw new ConfigException("--peers needs --advertise (this node's host:port as its peers reach it)");
+            }
+            hostPort(Flag.ADVERTISE, advertise);
+            if (clusterSecret == null || clusterSecret.getBytes(StandardCharsets.UTF_8).length < 32) {
+                throw new ConfigException("--peers needs --cluster-secret of at least 32 bytes (forwarded requests "
+                        + "are authenticated with it)");
+            }
+        } else if (advertise != null || clusterSecret != null) {
+            throw new ConfigException("--advertise and --cluster-secret are for a cluster: give --peers too");
+        }
         return new ServerConfig(host, port, workers, transport, auth.equals("jwt"), secret, pem, jwks,
                 emptyToNull(get(v, Flag.JWT_ISSUER)), emptyToNull(get(v, Flag.JWT_AUDIENCE)),
                 positiveMs(v, Flag.RETENTION, 0), positiveMs(v, Flag.TOMBSTONE, 0),
@@ -159,7 +180,25 @@ public final class ConfigParser {
                 positiveMs(v, Flag.RETRY, 0), positiveMs(v, Flag.DRAIN_TIMEOUT, 0), List.copyOf(cors),
                 demo.equals("true"), level, positiveMs(v, Flag.HEADER_TIMEOUT, 100),
                 positiveMs(v, Flag.IDLE_TIMEOUT, 100), maxConnections, adminPort, noExp.equals("true"),
-                jwksUrl, jwksTimeout, refreshMin, refreshMax, jwksMaxAge, jwksCa);
+                jwksUrl, jwksTimeout, refreshMin, refreshMax, jwksMaxAge, jwksCa, List.copyOf(peers), advertise,
+                clusterSecret);
+    }
+
+    /** {@code host:port} with a port from 1 to 65535, returned as given; anything else names the flag. */
+    private static String hostPort(Flag flag, String text) {
+        int colon = text.lastIndexOf(':');
+        if (colon <= 0 || colon == text.length() - 1) {
+            throw bad(flag, text, "host:port");
+        }
+        try {
+            int p = Integer.parseInt(text.substring(colon + 1));
+            if (p < 1 || p > 65535) {
+                throw bad(flag, text, "host:port with a port from 1 to 65535");
+            }
+        } catch (NumberFormatException e) {
+            throw bad(flag, text, "host:port");
+        }
+        return text;
     }
 
     private static String emptyToNull(String s) {

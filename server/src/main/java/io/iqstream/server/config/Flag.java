@@ -52,6 +52,13 @@ public enum Flag {
             + "default: off)"),
     ALLOW_TOKENS_WITHOUT_EXP("allow-tokens-without-exp", "false", "accept tokens that have no exp claim "
             + "(they never expire; without this flag they get 401, exp is required)"),
+    PEERS("peers", "", "cluster members as host:port, comma-separated; each host is re-resolved every 0.5 s, so "
+            + "one DNS name (a Kubernetes headless Service) lists every pod. Any node then serves any run, forwarding "
+            + "to the node that holds it (default: off, a single node)"),
+    ADVERTISE("advertise", "", "this node's own host:port as its peers reach it (an IP, as --peers resolves to); "
+            + "required with --peers"),
+    CLUSTER_SECRET("cluster-secret", "", "shared secret (at least 32 bytes) that authenticates forwarded requests "
+            + "between peers; required with --peers"),
     DEMO("demo", "false", "serve the demo chat page at /demo (always on in dev mode)"),
     LOG_LEVEL("log-level", "info", "error, warn, info or debug (refused requests are logged at debug)");
 

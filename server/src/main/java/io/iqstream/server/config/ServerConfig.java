@@ -46,7 +46,10 @@ public record ServerConfig(
         long jwksRefreshMinMs,
         long jwksRefreshMaxMs,
         long jwksMaxAgeMs,
-        Path jwksCa) {
+        Path jwksCa,
+        List<String> peers,
+        String advertise,
+        String clusterSecret) {
 
     /** Largest {@code --max-event-bytes}: an event is held and framed in one buffer. */
     public static final long MAX_EVENT_BYTES_LIMIT = 64L << 20;
@@ -54,6 +57,11 @@ public record ServerConfig(
     public static final long MAX_RUN_BYTES_LIMIT = 1L << 30;
     /** {@link #adminPort} when there is no admin listener. */
     public static final int NO_ADMIN_PORT = -1;
+
+    /** True when {@code --peers} names a cluster (forwarding between nodes is on). */
+    public boolean clustered() {
+        return !peers.isEmpty();
+    }
 
     /** True when no key is configured and auth is on: the server makes its own secret and prints tokens. */
     public boolean devMode() {
@@ -66,7 +74,8 @@ public record ServerConfig(
                 jwtAudience, retentionMs, tombstoneMs, awaitRunMs, publisherTimeoutMs, runIdleTimeoutMs,
                 memoryBudgetBytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
-                allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa);
+                allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
+                peers, advertise, clusterSecret);
     }
 
     /** A copy with the given memory budget (resolved from the container when the flag is absent). */
@@ -75,6 +84,7 @@ public record ServerConfig(
                 jwtAudience, retentionMs, tombstoneMs, awaitRunMs, publisherTimeoutMs, runIdleTimeoutMs,
                 bytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
-                allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa);
+                allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
+                peers, advertise, clusterSecret);
     }
 }

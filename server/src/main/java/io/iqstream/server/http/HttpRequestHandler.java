@@ -4,6 +4,8 @@ import io.iqstream.server.ServerContext;
 import io.iqstream.server.auth.AuthDecision;
 import io.iqstream.server.auth.Right;
 import io.iqstream.server.auth.TokenExtractor;
+import io.iqstream.server.cluster.Cluster;
+import io.iqstream.server.cluster.Relay;
 import io.iqstream.server.ingest.PublishSession;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.metrics.Refusal;
@@ -56,6 +58,8 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     private PublishSession publish;
     private SubscriberStream subscribe;
     private DemoRoute demo;
+    /** A run request served by another node (--peers): its body goes there, its answer comes back. */
+    private Relay relay;
 
     public HttpRequestHandler(ServerContext server) {
         this.server = server;
@@ -98,6 +102,8 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
                 if (demo.onContent(content)) {
                     demo = null;
                 }
+            } else if (relay != null) {
+                relay.onContent(content);
             } else {
                 content.release();
             }
@@ -122,12 +128,14 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
-        if (subscribe != null && !subscribe.isDone() || publish != null || demo != null) {
+        if (subscribe != null && !subscribe.isDone() || publish != null || demo != null
+                || relay != null && !relay.isDone()) {
             // a pipelined request while a stream is open: not supported, end the connection
             ctx.close();
             return;
         }
         subscribe = null;
+        relay = null;
         boolean keepAlive = HttpUtil.isKeepAlive(request);
         RequestTarget target = RequestTarget.parse(request.uri());
         if (target == null) {
@@ -234,6 +242,9 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         if (!moving && publish != null) {
             publish.onReadComplete();
         }
+        if (!moving && relay != null) {
+            relay.onReadComplete();
+        }
     }
 
     private void serveRun(ChannelHandlerContext ctx, HttpRequest request, RunRoute route, RunRegistry registry,
@@ -247,6 +258,36 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         if (probe != null) {
             probe.accept(runId);
         }
+        Cluster cluster = server.cluster();
+        if (cluster != null) {
+            // --peers: the run may be held by another node; the request is then relayed there
+            Relay r = cluster.route(ctx, request, runId, registry, keepAlive, later -> {
+                moving = false;
+                if (later == null) {
+                    serveHere(ctx, request, route, registry, lastEventId, keepAlive);
+                } else {
+                    relay = later;
+                }
+                ctx.channel().config().setAutoRead(true);
+                replayHeld(ctx);
+            });
+            if (r == Relay.PENDING) {
+                moving = true;
+                ctx.channel().config().setAutoRead(false);
+                return;
+            }
+            if (r != null) {
+                relay = r;
+                return;
+            }
+        }
+        serveHere(ctx, request, route, registry, lastEventId, keepAlive);
+    }
+
+    private void serveHere(ChannelHandlerContext ctx, HttpRequest request, RunRoute route, RunRegistry registry,
+            long lastEventId, boolean keepAlive) {
+        HttpMethod method = request.method();
+        String runId = route.runId();
         if (route.events() && method.equals(HttpMethod.POST)) {
             publish = PublishSession.open(ctx, request, server, registry, runId, keepAlive);
         } else if (route.events()) {
@@ -278,12 +319,18 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             demo.release();
             demo = null;
         }
+        if (relay != null) {
+            relay.clientClosed();
+            relay = null;
+        }
     }
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
         if (publish != null) {
             publish.onReadComplete();
+        } else if (relay != null) {
+            relay.onReadComplete();
         }
     }
 
@@ -291,6 +338,8 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         if (subscribe != null) {
             subscribe.writabilityChanged();
+        } else if (relay != null) {
+            relay.writabilityChanged();
         }
         ctx.fireChannelWritabilityChanged();
     }

@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.iqstream.server.ServerContext;
 import io.iqstream.server.http.HttpReplies;
 import io.iqstream.server.http.Json;
+import io.iqstream.server.http.LastEventId;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.metrics.Refusal;
 import io.iqstream.server.run.AppendOutcome;
@@ -32,6 +33,8 @@ import java.util.concurrent.TimeUnit;
  * answered 408 {@code run_idle}, so a stalled publisher cannot hold a run (and its publisher slot) forever.
  */
 public final class PublishSession implements EventSink {
+    /** The publisher's belief of the run's last event id, checked by {@link #continuesRun}. */
+    private static final String LAST_EVENT_ID = "Last-Event-ID";
     private final ChannelHandlerContext ctx;
     private final HttpRequest request;
     private final ServerContext server;
@@ -80,6 +83,10 @@ public final class PublishSession implements EventSink {
             return null;
         }
         Run run = registry.get(runId);
+        if (!continuesRun(ctx, request, server, registry, runId, run)) {
+            splitter.release();
+            return null;
+        }
         String refusal = null;
         if (run != null && run.publisher() != null) {
             refusal = "publisher_active";
@@ -120,6 +127,48 @@ public final class PublishSession implements EventSink {
         metrics.publishersActive.increment();
         session.scheduleIdleCheck(session.idleTimeoutNanos);
         return session;
+    }
+
+    /**
+     * The publisher's own view of the run, {@code Last-Event-ID} on the POST (the last id it believes the run has):
+     * absent, it is not checked. A run that exists with another last id is 409 {@code event_id_mismatch} (with the
+     * actual id); no run at all (never created here, retention passed, or its node died) while the header says
+     * N &gt; 0 is 409 {@code run_lost}, never a fresh run that starts again at id 1. Answers the refusal and returns
+     * false; true when the request may go on.
+     */
+    private static boolean continuesRun(ChannelHandlerContext ctx, HttpRequest request, ServerContext server,
+            RunRegistry registry, String runId, Run run) {
+        String header = request.headers().get(LAST_EVENT_ID);
+        if (header == null) {
+            return true;
+        }
+        long believed = LastEventId.parse(header);
+        HttpReplies replies = server.replies();
+        if (believed == LastEventId.MALFORMED) {
+            server.metrics().refused(Refusal.BAD_REQUEST);
+            replies.error(ctx, request, "bad_last_event_id", HttpResponseStatus.BAD_REQUEST,
+                    "Last-Event-ID must be an integer event id from 0 to " + LastEventId.MAX, false);
+            return false;
+        }
+        if (run != null && run.lastEventId() != believed) {
+            server.metrics().refused(Refusal.EVENT_ID_MISMATCH);
+            replies.publishError(ctx, request, Refusal.EVENT_ID_MISMATCH.label(), HttpResponseStatus.CONFLICT,
+                    "run " + runId + " has last event id " + run.lastEventId() + ", not " + believed
+                            + " (Last-Event-ID): nothing was appended", 0, runId, run.lastEventId());
+            return false;
+        }
+        if (run == null && believed > 0) {
+            server.metrics().refused(Refusal.RUN_LOST);
+            StringBuilder sb = new StringBuilder(160).append("{\"error\":\"run_lost\",\"message\":");
+            Json.quote(sb, "no node holds run " + runId + " any more (it ended and its retention passed, or its "
+                    + "node stopped): its events after id 0 are lost; nothing was appended");
+            sb.append(",\"position\":0,\"runId\":");
+            Json.quote(sb, runId);
+            sb.append('}');
+            replies.json(ctx, request, HttpResponseStatus.CONFLICT, sb.toString(), false);
+            return false;
+        }
+        return true;
     }
 
     private void scheduleIdleCheck(long delayNanos) {

@@ -9,6 +9,8 @@ public enum Refusal {
     GONE("gone"),
     PUBLISHER_ACTIVE("publisher_active"),
     RUN_ENDED("run_ended"),
+    EVENT_ID_MISMATCH("event_id_mismatch"),
+    RUN_LOST("run_lost"),
     EVENT_TOO_LARGE("event_too_large"),
     RUN_TOO_LARGE("run_too_large"),
     UNSUPPORTED_MEDIA_TYPE("unsupported_media_type"),

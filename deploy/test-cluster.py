@@ -1,0 +1,527 @@
+#!/usr/bin/env python3
+"""The cluster test (issue 9): real IQ-Stream nodes on 127.0.0.1 with --peers, behind a real
+HAProxy that spreads requests round-robin (no hashing on the run id), checked event by event.
+
+  python3 deploy/test-cluster.py --jar JAR --java JAVA [--keep]     (run by deploy/test-cluster.sh)
+
+Scenarios, each with a small load of concurrent runs shaped like the workload (RUN_STARTED,
+TEXT_MESSAGE_START, deltas, TEXT_MESSAGE_END, RUN_FINISHED, streamed by one publishing request
+per run), two subscribers per run through the balancer, every subscriber cut once mid-run and
+resumed with Last-Event-ID (round-robin sends the resume to another node):
+  1. round-robin: every run delivered whole to every subscriber;
+  2. a fourth node joins under load: 0 events lost or duplicated; new runs reach it;
+  3. SIGKILL of one node under load: only the runs it held end (publisher: 409 run_lost on
+     retry; subscribers: 404 after --await-run); every other run is delivered whole;
+  4. rolling restart (SIGTERM one node at a time, restarted on its port) under load: 0 lost.
+Prints one line per scenario with runs/events checked and losses found; exits 1 on a failure.
+Bounded: every wait has a timeout; every process started here is stopped at the end.
+"""
+import argparse
+import base64
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+JWT_SECRET = "cluster-test-jwt-secret-0123456789abcdef0123"
+CLUSTER_SECRET = "cluster-test-peer-secret-0123456789abcdef01"
+AWAIT_RUN = "10s"
+DEADLINE_S = 240
+
+
+def b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def token(rights: dict) -> str:
+    now = int(time.time())
+    head = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
+    body = b64url(json.dumps({"sub": "cluster-test", "iat": now, "exp": now + 3600, "iqstream": rights}).encode())
+    sig = hmac.new(JWT_SECRET.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest()
+    return f"{head}.{body}.{b64url(sig)}"
+
+
+TOKEN = token({"publish": ["*"], "subscribe": ["*"]})
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(timeout_s: float, cond, what: str):
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
+
+
+class Cluster:
+    def __init__(self, java: str, jar: str, work: str, n_ports: int):
+        self.java, self.jar, self.work = java, jar, work
+        self.ports = [free_port() for _ in range(n_ports)]
+        self.procs: dict[int, subprocess.Popen] = {}
+        self.peers = ",".join(f"127.0.0.1:{p}" for p in self.ports)
+
+    def start(self, i: int):
+        log = open(os.path.join(self.work, f"node{i}.log"), "ab")
+        self.procs[i] = subprocess.Popen(
+            [self.java, "-Xmx192m", "--enable-native-access=ALL-UNNAMED", "-jar", self.jar, "serve",
+             "--host", "127.0.0.1", "--port", str(self.ports[i]), "--workers", "2",
+             "--jwt-secret", JWT_SECRET, "--peers", self.peers, "--advertise", f"127.0.0.1:{self.ports[i]}",
+             "--cluster-secret", CLUSTER_SECRET, "--await-run", AWAIT_RUN, "--publisher-timeout", "10s",
+             "--retention", "10m", "--drain-timeout", "20s"],
+            stdout=log, stderr=subprocess.STDOUT)
+
+    def log(self, i: int) -> str:
+        with open(os.path.join(self.work, f"node{i}.log"), errors="replace") as f:
+            return f.read()
+
+    def sees(self, i: int, members: list) -> bool:
+        want = "ready [" + ", ".join(sorted(f"127.0.0.1:{self.ports[m]}" for m in members)) + "]"
+        lines = [l for l in self.log(i).splitlines() if "cluster view: ready" in l]
+        return bool(lines) and want in lines[-1]
+
+    def await_view(self, members: list, timeout_s: float = 60):
+        for i in members:
+            wait_until(timeout_s, lambda: self.sees(i, members), f"node{i} to see ready {members}")
+
+    def kill(self, i: int, sig=signal.SIGKILL):
+        p = self.procs[i]
+        p.send_signal(sig)
+
+    def wait_exit(self, i: int, timeout_s: float):
+        self.procs[i].wait(timeout_s)
+
+    def stop_all(self):
+        for p in self.procs.values():
+            if p.poll() is None:
+                p.kill()
+        for p in self.procs.values():
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                pass
+
+    def holds(self, i: int, run_id: str) -> bool:
+        """Asks node i alone (a peer lookup, signed with the cluster secret) whether it holds the run."""
+        target = f"/v1/runs/{run_id}"
+        ms = int(time.time() * 1000)
+        mac = hmac.new(CLUSTER_SECRET.encode(), f"{ms}\nGET\n{target}".encode(), hashlib.sha256).hexdigest()
+        c = http.client.HTTPConnection("127.0.0.1", self.ports[i], timeout=5)
+        try:
+            c.request("GET", target, headers={"Authorization": f"Bearer {TOKEN}", "X-IQStream-Peer": f"{ms}.{mac}",
+                                              "X-IQStream-Locate": "1"})
+            r = c.getresponse()
+            r.read()
+            return r.status == 200
+        except OSError:
+            return False
+        finally:
+            c.close()
+
+
+def events_for(run_id: str, deltas: int) -> list:
+    ev = [{"type": "RUN_STARTED", "threadId": f"t-{run_id}", "runId": run_id},
+          {"type": "TEXT_MESSAGE_START", "messageId": f"m-{run_id}", "role": "assistant"}]
+    ev += [{"type": "TEXT_MESSAGE_CONTENT", "messageId": f"m-{run_id}", "delta": f"part {k} "} for k in range(deltas)]
+    ev += [{"type": "TEXT_MESSAGE_END", "messageId": f"m-{run_id}"},
+           {"type": "RUN_FINISHED", "threadId": f"t-{run_id}", "runId": run_id}]
+    return ev
+
+
+class Publisher(threading.Thread):
+    """Streams a run over one chunked POST through the balancer, one event every `gap_s`. After a
+    break it asks the run's status and continues with Last-Event-ID (the publishers' algorithm);
+    with no run found after events were written it claims Last-Event-ID >= 1 (expects run_lost)."""
+
+    def __init__(self, lb_port: int, run_id: str, events: list, gap_s: float):
+        super().__init__(daemon=True)
+        self.lb_port, self.run_id, self.events, self.gap_s = lb_port, run_id, events, gap_s
+        self.outcome = None          # "ok", "run_lost", or an error text
+        self.requests = 0
+        self.statuses = []
+
+    def status(self):
+        c = http.client.HTTPConnection("127.0.0.1", self.lb_port, timeout=10)
+        try:
+            c.request("GET", f"/v1/runs/{self.run_id}", headers={"Authorization": f"Bearer {TOKEN}"})
+            r = c.getresponse()
+            body = r.read()
+            return r.status, (json.loads(body) if r.status == 200 else None)
+        finally:
+            c.close()
+
+    def run(self):
+        try:
+            self.outcome = self.publish()
+        except Exception as e:  # noqa: BLE001 - reported as the outcome
+            self.outcome = f"error: {e!r}"
+
+    def publish(self):
+        base, claim = 0, 0
+        may_have_events = False   # a break after events were written, not yet counted by a status
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            self.requests += 1
+            sent = 0
+            c = http.client.HTTPConnection("127.0.0.1", self.lb_port, timeout=20)
+            try:
+                c.putrequest("POST", f"/v1/runs/{self.run_id}/events")
+                c.putheader("Authorization", f"Bearer {TOKEN}")
+                c.putheader("Content-Type", "application/x-ndjson")
+                c.putheader("Transfer-Encoding", "chunked")
+                c.putheader("Last-Event-ID", str(claim))
+                c.endheaders()
+                early = False
+                for ev in self.events[base:]:
+                    if select.select([c.sock], [], [], 0)[0]:
+                        early = True
+                        break
+                    line = (json.dumps(ev) + "\n").encode()
+                    c.send(b"%x\r\n" % len(line) + line + b"\r\n")
+                    sent += 1
+                    time.sleep(self.gap_s)
+                if not early:
+                    c.send(b"0\r\n\r\n")
+                r = c.getresponse()
+                body = r.read().decode(errors="replace")
+                self.statuses.append(r.status)
+                if r.status == 200:
+                    reply = json.loads(body)
+                    if reply.get("lastEventId") != len(self.events):
+                        return f"reply {body}"
+                    return "ok"
+                code = json.loads(body).get("error") if body.startswith("{") else body
+                if r.status == 409 and code == "run_lost":
+                    return "run_lost"
+                if r.status == 409 and code in ("event_id_mismatch", "run_ended"):
+                    return f"409 {code}: {body}"
+                if r.status < 500 and not (r.status == 409 and code == "publisher_active"):
+                    return f"{r.status} {body}"
+                # a refusal by IQ-Stream before any event names no lastEventId; a proxy's 502 names nothing
+                js = json.loads(body) if body.startswith("{") else {}
+                if sent > 0 and (not js.get("error") or js.get("lastEventId", 0) > 0):
+                    may_have_events = True
+                time.sleep(0.3)
+            except (OSError, http.client.HTTPException):
+                self.statuses.append("break")
+                may_have_events |= sent > 0
+                time.sleep(0.2)
+            finally:
+                c.close()
+            # recover: how many events does the run hold?
+            while time.time() < deadline:
+                try:
+                    st, js = self.status()
+                except (OSError, http.client.HTTPException):
+                    time.sleep(0.2)
+                    continue
+                if st == 200 and js.get("publishing"):
+                    time.sleep(0.2)
+                    continue
+                if st == 200:
+                    may_have_events = False
+                    if js["ended"] and js["events"] == len(self.events):
+                        return "ok"
+                    base = claim = js["events"]
+                    break
+                if st == 404:
+                    claim = max(base, 1) if (base > 0 or may_have_events) else 0
+                    if claim == 0:
+                        base = 0
+                    break
+                time.sleep(0.3)
+        return "timeout"
+
+
+class Subscriber(threading.Thread):
+    """Reads a run through the balancer, checking each event against what was published; cuts its
+    connection once after `cut_after` events and resumes with Last-Event-ID; reconnects the same
+    way whenever its stream breaks."""
+
+    def __init__(self, lb_port: int, run_id: str, events: list, cut_after: int):
+        super().__init__(daemon=True)
+        self.lb_port, self.run_id, self.events, self.cut_after = lb_port, run_id, events, cut_after
+        self.last = 0
+        self.errors = []
+        self.outcome = None         # "whole", "404", or an error text
+        self.resumes = 0
+        self.connects = 0
+
+    def run(self):
+        try:
+            self.outcome = self.read()
+        except Exception as e:  # noqa: BLE001
+            self.outcome = f"error: {e!r}"
+
+    def read(self):
+        cut_done = False
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            self.connects += 1
+            headers = {}
+            if self.last > 0:
+                headers["Last-Event-ID"] = str(self.last)
+                self.resumes += 1
+            c = http.client.HTTPConnection("127.0.0.1", self.lb_port, timeout=30)
+            try:
+                c.request("GET", f"/v1/runs/{self.run_id}/events?access_token={TOKEN}", headers=headers)
+                r = c.getresponse()
+                if r.status == 204 and self.last == len(self.events):
+                    return "whole"
+                if r.status == 404:
+                    r.read()
+                    return "404"
+                if r.status != 200:
+                    r.read()
+                    time.sleep(0.3)
+                    continue
+                ev_id, data = None, None
+                while True:
+                    line = r.readline()
+                    if not line.endswith(b"\n"):
+                        break   # the stream broke (possibly mid-line): resume
+                    line = line.decode().rstrip("\r\n")
+                    if line.startswith("id: "):
+                        ev_id = int(line[4:])
+                    elif line.startswith("data: "):
+                        data = line[6:]
+                    elif line == "" and data is not None:
+                        if ev_id != self.last + 1:
+                            self.errors.append(f"expected id {self.last + 1}, got {ev_id}")
+                            return f"gap/duplicate at {ev_id}"
+                        if ev_id <= len(self.events) and json.loads(data) != self.events[ev_id - 1]:
+                            self.errors.append(f"event {ev_id} differs: {data}")
+                            return f"wrong event {ev_id}"
+                        self.last = ev_id
+                        ev_id, data = None, None
+                        if self.last == len(self.events):
+                            return "whole"
+                        if not cut_done and self.last >= self.cut_after:
+                            cut_done = True
+                            break   # the cut: close and resume from here
+            except (OSError, http.client.HTTPException):
+                time.sleep(0.2)
+            finally:
+                c.close()
+        return "timeout"
+
+
+def start_load(lb_port: int, prefix: str, runs: int, deltas: int, gap_s: float, start_gap_s=0.0):
+    pubs, subs = [], []
+    for k in range(runs):
+        rid = f"{prefix}-{k}"
+        evs = events_for(rid, deltas)
+        subs += [Subscriber(lb_port, rid, evs, cut_after=3 + k % 5), Subscriber(lb_port, rid, evs, cut_after=len(evs) // 2)]
+        pubs.append(Publisher(lb_port, rid, evs, gap_s))
+    for p in pubs:
+        p.start()
+        time.sleep(start_gap_s)
+    time.sleep(0.2)   # most subscribers come after their run started; some still wait for it (await-run)
+    for s in subs:
+        s.start()
+    return pubs, subs
+
+
+def run_load(lb_port: int, prefix: str, runs: int, deltas: int, gap_s: float, during=None, start_gap_s=0.0):
+    pubs, subs = start_load(lb_port, prefix, runs, deltas, gap_s, start_gap_s)
+    if during:
+        during(pubs, subs)
+    for t in pubs + subs:
+        t.join(120)
+    return pubs, subs
+
+
+def haproxy_cfg(work: str, lb_port: int, node_ports: list) -> str:
+    servers = "\n".join(f"    server node{i} 127.0.0.1:{p} id {i + 1} check inter 500ms fall 2 rise 1"
+                        for i, p in enumerate(node_ports))
+    path = os.path.join(work, "haproxy.cfg")
+    with open(path, "w") as f:
+        f.write(f"""global
+    log stdout format raw local0 warning
+defaults
+    mode http
+    log global
+    no option http-buffer-request
+    timeout connect 3s
+    timeout http-request 10s
+    timeout client 1h
+    timeout server 1h
+    timeout http-keep-alive 30s
+frontend fe
+    bind 127.0.0.1:{lb_port}
+    default_backend nodes
+backend nodes
+    # round robin: requests for one run land on any node (no hashing on the run id)
+    balance roundrobin
+    option http-no-delay
+    option httpchk
+    http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host iqstream
+    retries 2
+    option redispatch
+{servers}
+""")
+    return path
+
+
+class Report:
+    def __init__(self):
+        self.failures = []
+
+    def check(self, name: str, cond: bool, detail: str):
+        if not cond:
+            self.failures.append(f"{name}: {detail}")
+            print(f"FAIL {name}: {detail}", flush=True)
+
+
+def summarize(name, pubs, subs, rep: Report, lost_runs=frozenset()):
+    events = sum(len(p.events) for p in pubs)
+    delivered = sum(s.last for s in subs)
+    resumes = sum(s.resumes for s in subs)
+    lost_events = 0
+    for p in pubs:
+        if p.run_id in lost_runs:
+            rep.check(name, p.outcome == "run_lost", f"publisher of {p.run_id} (on the killed node): {p.outcome}")
+        else:
+            rep.check(name, p.outcome == "ok", f"publisher of {p.run_id}: {p.outcome} (requests {p.requests}, {p.statuses})")
+    for s in subs:
+        if s.run_id in lost_runs:
+            rep.check(name, s.outcome == "404" and not s.errors, f"subscriber of lost run {s.run_id}: {s.outcome} {s.errors}")
+        else:
+            ok = s.outcome == "whole" and not s.errors
+            if not ok:
+                lost_events += len(s.events) - s.last
+            rep.check(name, ok, f"subscriber of {s.run_id}: {s.outcome} at {s.last}/{len(s.events)} {s.errors}")
+    print(f"SCENARIO {name}: {len(pubs)} runs, {events} events published, {len(subs)} subscribers, "
+          f"{delivered} events checked one by one, {resumes} resumes; runs on the killed node: {len(lost_runs)}; "
+          f"events lost or duplicated on other runs: {lost_events}", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jar", required=True)
+    ap.add_argument("--java", required=True)
+    ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--only", default="rr,join,kill,rolling")
+    a = ap.parse_args()
+    only = set(a.only.split(","))
+    work = tempfile.mkdtemp(prefix="iqstream-cluster.")
+    cl = Cluster(a.java, a.jar, work, 4)
+    lb_port = free_port()
+    hx = None
+    rep = Report()
+    started = time.time()
+    timer = threading.Timer(DEADLINE_S, lambda: (print(f"FAIL: over {DEADLINE_S}s", flush=True),
+                                                 cl.stop_all(), hx and hx.kill(), os._exit(1)))
+    timer.daemon = True
+    timer.start()
+    try:
+        for i in range(3):
+            cl.start(i)
+        cl.await_view([0, 1, 2])
+        hx = subprocess.Popen(["haproxy", "-f", haproxy_cfg(work, lb_port, cl.ports)],
+                              stdout=open(os.path.join(work, "haproxy.log"), "wb"), stderr=subprocess.STDOUT)
+
+        def lb_up():
+            try:
+                c = http.client.HTTPConnection("127.0.0.1", lb_port, timeout=2)
+                c.request("GET", "/healthz")
+                return c.getresponse().status == 200
+            except OSError:
+                return False
+        wait_until(20, lb_up, "haproxy to answer /healthz")
+        print(f"up: 3 nodes {cl.ports[:3]}, haproxy round-robin on {lb_port} [{time.time() - started:.0f}s]", flush=True)
+
+        if "rr" in only:
+            pubs, subs = run_load(lb_port, "rr", runs=12, deltas=30, gap_s=0.03)
+            summarize("round-robin", pubs, subs, rep)
+
+        if "join" in only:
+            def add_node(pubs, subs):
+                time.sleep(0.8)
+                cl.start(3)
+                cl.await_view([0, 1, 2, 3], 60)
+            pubs, subs = run_load(lb_port, "join", runs=12, deltas=60, gap_s=0.03, during=add_node)
+            summarize("join (4th node under load)", pubs, subs, rep)
+            pubs2, subs2 = run_load(lb_port, "after-join", runs=12, deltas=10, gap_s=0.01)
+            on4 = sum(1 for p in pubs2 if cl.holds(3, p.run_id))
+            summarize("after join", pubs2, subs2, rep)
+            rep.check("after join", on4 > 0, "no new run was placed on the new node")
+            print(f"  new runs after the join held by the 4th node: {on4}/12", flush=True)
+
+        if "kill" in only:
+            members = sorted(cl.procs)
+            lost = set()
+            victim_box = []
+
+            def kill_one(pubs, subs):
+                wait_until(30, lambda: all(any(s.last >= 3 for s in subs if s.run_id == p.run_id) for p in pubs),
+                           "every run to have events")
+                held = {i: {p.run_id for p in pubs if cl.holds(i, p.run_id)} for i in members}
+                victim = max(members, key=lambda i: len(held[i]))   # the node that holds the most runs
+                victim_box.append(victim)
+                lost.update(held[victim])
+                cl.kill(victim, signal.SIGKILL)
+                cl.wait_exit(victim, 10)
+            pubs, subs = run_load(lb_port, "kill", runs=12, deltas=200, gap_s=0.03, during=kill_one)
+            victim = victim_box[0] if victim_box else -1
+            summarize(f"SIGKILL node{victim}", pubs, subs, rep, lost_runs=frozenset(lost))
+            rep.check("SIGKILL", len(lost) > 0, "the killed node held none of the runs (nothing tested)")
+            if victim >= 0:
+                cl.start(victim)   # back for the next scenario (empty)
+                cl.await_view(members, 60)
+
+        if "rolling" in only:
+            members = sorted(cl.procs)
+            wave = [0]
+
+            def rolling(pubs, subs):
+                for i in members:
+                    # a wave of runs that is streaming when the node gets SIGTERM
+                    p2, s2 = start_load(lb_port, f"roll{wave[0]}", runs=4, deltas=80, gap_s=0.05)
+                    wave[0] += 1
+                    pubs += p2
+                    subs += s2
+                    wait_until(30, lambda: all(s.last >= 2 for s in s2), "the wave's runs to stream")
+                    cl.kill(i, signal.SIGTERM)
+                    cl.wait_exit(i, 40)
+                    cl.start(i)
+                    cl.await_view(members, 60)
+            pubs, subs = run_load(lb_port, "roll", runs=4, deltas=40, gap_s=0.05, during=rolling)
+            summarize("rolling restart (SIGTERM each node, restarted)", pubs, subs, rep)
+    except AssertionError as e:
+        rep.failures.append(str(e))
+        print(f"FAIL: {e}", flush=True)
+    finally:
+        timer.cancel()
+        if hx:
+            hx.kill()
+            hx.wait(10)
+        cl.stop_all()
+        keep = a.keep or rep.failures
+        if keep:
+            print(f"logs kept in {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"{'FAIL' if rep.failures else 'PASS'}: cluster test in {time.time() - started:.0f}s "
+          f"({len(rep.failures)} failures)", flush=True)
+    sys.exit(1 if rep.failures else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+package io.iqstream.server.cluster;
+
+import io.iqstream.server.config.ServerConfig;
+import io.iqstream.server.http.HttpReplies;
+import io.iqstream.server.run.RunRegistry;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The cluster part of a node ({@code --peers}): membership, run location and forwarding. The one entry point is
+ * {@link #route}, called where a run request is about to be served (on the run's worker loop, after the token
+ * was checked): it says whether to serve the request here or relays it to the node that holds the run.
+ *
+ * <p>Rules: a request that carries a valid peer header ({@link PeerAuth}) was forwarded by a peer and is served
+ * here, never forwarded again; a run held here (or remembered as expired here) is served here; anything else goes
+ * where {@link RunLocator} finds the run — the owner of a new run being the rendezvous choice among the members
+ * that take new runs. Any thread may hold it; {@link #route} runs on the run's loop.
+ */
+public final class Cluster implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Cluster.class);
+
+    private final Membership membership;
+    private final PeerAuth auth;
+    private final PeerChannels peers;
+    private final RunLocator locator;
+    private final HttpReplies replies;
+
+    private Cluster(Membership membership, PeerAuth auth, PeerChannels peers, HttpReplies replies) {
+        this.membership = membership;
+        this.auth = auth;
+        this.peers = peers;
+        this.replies = replies;
+        this.locator = new RunLocator(membership, auth);
+    }
+
+    /** Starts the cluster part when {@code --peers} is given; null otherwise (a single node, as before). */
+    public static Cluster start(ServerConfig config, String transportName, HttpReplies replies) {
+        if (!config.clustered()) {
+            return null;
+        }
+        Member self = Member.parse(config.advertise());
+        Membership membership = new Membership(self, config.peers());
+        LOG.info("cluster: this node is {}, peers {}", self, config.peers());
+        return new Cluster(membership, new PeerAuth(config.clusterSecret()), new PeerChannels(transportName),
+                replies);
+    }
+
+    /** Starts watching the members; call once this node's listener is bound (it probes itself as well). */
+    public void begin() {
+        membership.start();
+    }
+
+    public Membership membership() {
+        return membership;
+    }
+
+    /**
+     * Decides where a run request is served. Returns null: serve it here; {@link Relay#ANSWERED}: it was a peer's
+     * lookup and has been answered; {@link Relay#PENDING}: peers are being asked, {@code later} gets the
+     * outcome (null or a relay) on this loop; any other relay: the request is being forwarded, body chunks go to
+     * it. On the run's worker loop.
+     */
+    public Relay route(ChannelHandlerContext ctx, HttpRequest request, String runId, RunRegistry registry,
+            boolean keepAlive, Consumer<Relay> later) {
+        String peerHeader = request.headers().get(PeerAuth.HEADER);
+        if (peerHeader != null && auth.verify(peerHeader, request.method().name(), request.uri(),
+                System.currentTimeMillis())) {
+            if (request.headers().contains(RunLocator.LOCATE)) {
+                boolean held = registry.get(runId) != null || registry.isGone(runId);
+                replies.json(ctx, request, held ? HttpResponseStatus.OK : HttpResponseStatus.NOT_FOUND,
+                        "{\"held\":" + held + "}", keepAlive);
+                return Relay.ANSWERED;
+            }
+            return null;
+        }
+        if (registry.get(runId) != null || registry.isGone(runId)) {
+            return null;
+        }
+        Member self = membership.self();
+        Member target = locator.quick(runId);
+        if (target != null) {
+            return target.equals(self) ? null : forward(ctx, request, target, keepAlive);
+        }
+        int q = request.uri().indexOf('?');
+        List<String> credentials = new ArrayList<>(6);
+        for (CharSequence name : new CharSequence[] {HttpHeaderNames.AUTHORIZATION, HttpHeaderNames.COOKIE,
+                HttpHeaderNames.ORIGIN}) {
+            String value = request.headers().get(name);
+            if (value != null) {
+                credentials.add(name.toString());
+                credentials.add(value);
+            }
+        }
+        locator.lookup(runId, q < 0 ? null : request.uri().substring(q + 1), credentials, ctx.channel().eventLoop(),
+                member -> {
+                    if (!ctx.channel().isActive()) {
+                        later.accept(Relay.ANSWERED);
+                    } else if (member == RunLocator.UNKNOWN) {
+                        replies.error(ctx, request, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
+                                "a node that may hold run " + runId + " did not answer; retry", false);
+                        later.accept(Relay.ANSWERED);
+                    } else if (member.equals(self) || registry.get(runId) != null) {
+                        later.accept(null);
+                    } else {
+                        later.accept(forward(ctx, request, member, keepAlive));
+                    }
+                });
+        return Relay.PENDING;
+    }
+
+    private Relay forward(ChannelHandlerContext ctx, HttpRequest request, Member target, boolean keepAlive) {
+        return ForwardingSession.start(ctx, request, target, peers, membership, replies, auth, keepAlive);
+    }
+
+    @Override
+    public void close() {
+        locator.close();
+        membership.close();
+    }
+}

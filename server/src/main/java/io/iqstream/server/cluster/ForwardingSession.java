@@ -1,0 +1,238 @@
+package io.iqstream.server.cluster;
+
+import io.iqstream.server.http.HttpReplies;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
+import java.util.ArrayDeque;
+
+/**
+ * One run request relayed to the peer that holds the run: the request head (with the peer header, so it is not
+ * forwarded again) and then each body chunk as it arrives go to the peer; the peer's answer — a JSON reply or an
+ * SSE stream, {@code Last-Event-ID} resume included since the headers pass unchanged — comes back chunk by chunk
+ * and is flushed once per read. Backpressure both ways follows writability: a full client socket stops reading the
+ * peer, a full peer socket stops reading the client.
+ *
+ * <p>Confined to the run's worker loop: the client's connection was moved there, and the peer connection is made
+ * on (or borrowed from) the same loop. When the peer cannot be reached the client gets 503 {@code peer_unavailable}
+ * (Retry-After 1; the peer is suspected dead until a probe finds it again); when the peer's connection breaks
+ * mid-answer the client's is closed too (a subscriber reconnects with Last-Event-ID; a publisher retries with it).
+ */
+final class ForwardingSession implements Relay {
+    private final ChannelHandlerContext client;
+    private final Member target;
+    private final PeerChannels peers;
+    private final Membership membership;
+    private final HttpReplies replies;
+    private final boolean keepAlive;
+    private final HttpRequest outgoing;
+    private final ArrayDeque<HttpContent> pending = new ArrayDeque<>(4);
+    private Channel peer;
+    private boolean requestSent;
+    /** Some of the request's body went to the peer: if the peer breaks now, what it took is unknown. */
+    private boolean bodyStarted;
+    private boolean responseStarted;
+    private boolean responseKeepAlive;
+    private boolean done;
+
+    private ForwardingSession(ChannelHandlerContext client, HttpRequest request, Member target, PeerChannels peers,
+            Membership membership, HttpReplies replies, PeerAuth auth, boolean keepAlive) {
+        this.client = client;
+        this.target = target;
+        this.peers = peers;
+        this.membership = membership;
+        this.replies = replies;
+        this.keepAlive = keepAlive;
+        HttpHeaders headers = request.headers().copy();
+        for (CharSequence hop : new CharSequence[] {HttpHeaderNames.CONNECTION, HttpHeaderNames.KEEP_ALIVE,
+                HttpHeaderNames.PROXY_CONNECTION, HttpHeaderNames.TE, HttpHeaderNames.UPGRADE,
+                HttpHeaderNames.EXPECT}) {
+            headers.remove(hop);
+        }
+        headers.set(PeerAuth.HEADER, auth.sign(request.method().name(), request.uri(), System.currentTimeMillis()));
+        if (!request.protocolVersion().isKeepAliveDefault()) {
+            headers.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+        }
+        this.outgoing = new DefaultHttpRequest(request.protocolVersion(), request.method(), request.uri(), headers);
+    }
+
+    /** Starts relaying {@code request} to {@code target}. On the client's (the run's worker) loop. */
+    static ForwardingSession start(ChannelHandlerContext client, HttpRequest request, Member target,
+            PeerChannels peers, Membership membership, HttpReplies replies, PeerAuth auth, boolean keepAlive) {
+        ForwardingSession s = new ForwardingSession(client, request, target, peers, membership, replies, auth,
+                keepAlive);
+        peers.acquire(client.channel().eventLoop(), target, s, s::connected);
+        return s;
+    }
+
+    private void connected(Channel channel, Throwable cause) {
+        if (channel == null) {
+            membership.suspect(target);
+            releasePending();
+            if (!done) {
+                done = true;
+                replies.error(client, null, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
+                        "the node that serves this run (" + target + ") cannot be reached: "
+                                + (cause == null ? "closed" : cause.getMessage()) + "; retry", false);
+            }
+            return;
+        }
+        if (done) { // the client left while connecting
+            channel.close();
+            return;
+        }
+        peer = channel;
+        peer.write(outgoing);
+        while (!pending.isEmpty()) {
+            writeToPeer(pending.poll());
+        }
+        peer.flush();
+    }
+
+    private void writeToPeer(HttpContent content) {
+        if (content instanceof LastHttpContent) {
+            requestSent = true;
+        }
+        bodyStarted |= content.content().isReadable();
+        peer.write(content);
+        if (!peer.isWritable()) {
+            client.channel().config().setAutoRead(false);
+        }
+    }
+
+    @Override
+    public void onContent(HttpContent content) {
+        if (done) {
+            content.release();
+        } else if (peer == null) {
+            pending.add(content);
+        } else {
+            writeToPeer(content);
+        }
+    }
+
+    @Override
+    public void onReadComplete() {
+        if (peer != null && !done) {
+            peer.flush();
+        }
+    }
+
+    @Override
+    public void writabilityChanged() {
+        if (peer != null && !done) {
+            peer.config().setAutoRead(client.channel().isWritable());
+        }
+    }
+
+    /** The peer's writability: the client is read only while the peer can take more. */
+    void peerWritabilityChanged() {
+        if (!done) {
+            client.channel().config().setAutoRead(peer.isWritable());
+        }
+    }
+
+    @Override
+    public void clientClosed() {
+        releasePending();
+        if (!done) {
+            done = true;
+            if (peer != null) {
+                peer.close();
+            }
+        }
+    }
+
+    @Override
+    public boolean isDone() {
+        return done;
+    }
+
+    /** A message of the peer's answer. Takes ownership of {@code msg}. */
+    void fromPeer(Object msg) {
+        if (done) {
+            ReferenceCountUtil.release(msg);
+            return;
+        }
+        if (msg instanceof HttpResponse r) {
+            responseStarted = true;
+            responseKeepAlive = HttpUtil.isKeepAlive(r);
+            HttpHeaders h = r.headers().copy();
+            h.remove(HttpHeaderNames.CONNECTION);
+            h.remove(HttpHeaderNames.KEEP_ALIVE);
+            boolean clientKeeps = keepAlive && responseKeepAlive;
+            if (!clientKeeps) {
+                h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            } else if (!outgoing.protocolVersion().isKeepAliveDefault()) {
+                h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+            }
+            client.write(new DefaultHttpResponse(outgoing.protocolVersion(), r.status(), h));
+        }
+        if (msg instanceof HttpContent c) {
+            boolean last = c instanceof LastHttpContent;
+            if (last) {
+                done = true;
+                releasePending();
+                var f = client.writeAndFlush(c);
+                if (!(keepAlive && responseKeepAlive)) {
+                    f.addListener(ChannelFutureListener.CLOSE);
+                }
+                client.channel().config().setAutoRead(true);
+                if (responseKeepAlive && requestSent) {
+                    peers.release(target, peer);
+                } else {
+                    peer.close();
+                }
+                return;
+            }
+            client.write(c);
+            if (!client.channel().isWritable()) {
+                peer.config().setAutoRead(false);
+            }
+        } else if (!(msg instanceof HttpResponse)) {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    void peerReadComplete() {
+        if (!done) {
+            client.flush();
+        }
+    }
+
+    /** The peer's connection closed before its answer was whole. */
+    void peerClosed() {
+        if (done) {
+            return;
+        }
+        done = true;
+        releasePending();
+        if (responseStarted || bodyStarted) {
+            // never an HTTP answer once body bytes went through: the client must see a broken request (a
+            // publisher then asks where the run stands, and gets run_lost if it died with the peer)
+            client.flush();
+            client.close();
+        } else {
+            replies.error(client, null, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    "the node that serves this run (" + target + ") closed the connection; retry", false);
+        }
+    }
+
+    private void releasePending() {
+        while (!pending.isEmpty()) {
+            pending.poll().release();
+        }
+    }
+}

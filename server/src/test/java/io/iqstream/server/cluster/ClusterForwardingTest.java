@@ -1,0 +1,108 @@
+package io.iqstream.server.cluster;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.iqstream.server.testing.Http;
+import io.iqstream.server.testing.SseClient;
+import io.iqstream.server.testing.TestServer;
+import io.iqstream.server.testing.Tokens;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.http.HttpResponse;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Two real nodes with --peers in one JVM: any node serves any run; the peer header is checked. */
+class ClusterForwardingTest {
+    private static final String SECRET = "cluster-test-secret-0123456789abcdef0123";
+    static TestServer a;
+    static TestServer b;
+    static String admin;
+
+    @BeforeAll
+    static void start() throws Exception {
+        int pa = freePort();
+        int pb = freePort();
+        String peers = "127.0.0.1:" + pa + ",127.0.0.1:" + pb;
+        a = TestServer.start("--port", String.valueOf(pa), "--peers", peers, "--advertise", "127.0.0.1:" + pa,
+                "--cluster-secret", SECRET, "--await-run", "5s");
+        b = TestServer.start("--port", String.valueOf(pb), "--peers", peers, "--advertise", "127.0.0.1:" + pb,
+                "--cluster-secret", SECRET, "--await-run", "5s");
+        admin = Tokens.admin();
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        for (TestServer s : List.of(a, b)) {
+            while (s.server().context().cluster().membership().view().ready().size() < 2) {
+                assertTrue(System.nanoTime() < deadline, "the nodes did not see each other within 30 s");
+                Thread.sleep(50); // polling a condition, bounded by the deadline above
+            }
+        }
+    }
+
+    @AfterAll
+    static void stop() {
+        if (a != null) {
+            a.close();
+        }
+        if (b != null) {
+            b.close();
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static boolean holds(TestServer s, String runId) {
+        return s.server().context().workers().ownerOf(runId).loop().submit(
+                () -> s.server().context().workers().ownerOf(runId).registry().get(runId) != null).syncUninterruptibly()
+                .getNow();
+    }
+
+    @Test
+    void anyNodeServesAnyRunWholeWithResume() throws Exception {
+        int onA = 0;
+        for (int i = 0; i < 8; i++) {
+            String run = "fw-" + i;
+            TestServer pub = i % 2 == 0 ? a : b;
+            TestServer sub = i % 2 == 0 ? b : a;
+            HttpResponse<String> r = Http.publish(pub.base(), run, admin, "{\"type\":\"RUN_STARTED\"}",
+                    "{\"type\":\"X\",\"n\":" + i + "}", "{\"type\":\"RUN_FINISHED\"}");
+            assertEquals(200, r.statusCode(), r.body());
+            assertTrue(holds(a, run) ^ holds(b, run), run + " is held by exactly one node");
+            onA += holds(a, run) ? 1 : 0;
+            try (SseClient s = SseClient.open(sub.port(), "/v1/runs/" + run + "/events",
+                    "Authorization: Bearer " + admin, "Last-Event-ID: 1")) {
+                List<SseClient.Event> events = s.take(2, 5000);
+                assertEquals("2", events.get(0).id());
+                assertEquals("{\"type\":\"X\",\"n\":" + i + "}", events.get(0).data());
+                assertEquals("3", events.get(1).id());
+            }
+            HttpResponse<String> status = Http.get(sub.base() + "/v1/runs/" + run, "Authorization",
+                    "Bearer " + admin);
+            assertEquals(200, status.statusCode(), status.body());
+        }
+        assertTrue(onA > 0 && onA < 8, "runs are spread over both nodes: " + onA + " of 8 on A");
+    }
+
+    @Test
+    void aValidPeerHeaderIsServedInPlaceAForgedOneIsAClientRequest() throws Exception {
+        String run = "fw-peer";
+        assertEquals(200, Http.publish(a.base(), run, admin, "{\"type\":\"RUN_STARTED\"}").statusCode());
+        TestServer holder = holds(a, run) ? a : b;
+        TestServer other = holder == a ? b : a;
+        String target = "/v1/runs/" + run;
+        String forged = System.currentTimeMillis() + "." + "00".repeat(32);
+        HttpResponse<String> viaForged = Http.get(other.base() + target, "Authorization", "Bearer " + admin,
+                PeerAuth.HEADER, forged);
+        assertEquals(200, viaForged.statusCode(), "a forged header is ignored: relayed like any request");
+        String valid = new PeerAuth(SECRET).sign("GET", target, System.currentTimeMillis());
+        HttpResponse<String> viaPeer = Http.get(other.base() + target, "Authorization", "Bearer " + admin,
+                PeerAuth.HEADER, valid);
+        assertEquals(404, viaPeer.statusCode(), "a relayed request is never relayed again");
+    }
+}
