@@ -161,7 +161,12 @@ class HostilePublishTest {
                 ChunkedPublisher pub = ChunkedPublisher.open(server.port(), "evil-str", "application/json", admin)) {
             honest.send(ev("RUN_STARTED") + "\n");
             pub.send("[" + ev("A") + ",\"");
-            pub.send("a".repeat(8000));
+            try {
+                pub.send("a".repeat(8000));
+            } catch (java.net.SocketException answeredAndClosedFirst) {
+                // refused at the string's first byte: the reply may be written and the socket closed before
+                // the rest arrives; what matters is that reply
+            }
             ChunkedPublisher.Reply reply = pub.readReply();
             assertEquals(400, reply.status(), reply.body());
             assertTrue(reply.body().contains("\"error\":\"bad_event\"") && reply.body().contains("\"position\":2"),
