@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -71,7 +72,7 @@ final class ServerProcess implements AutoCloseable {
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
     CompletableFuture<Integer> port = new CompletableFuture<>();
     StringBuilder output = new StringBuilder();
-    List<String> leaks = java.util.Collections.synchronizedList(new ArrayList<>());
+    List<String> leaks = Collections.synchronizedList(new ArrayList<>());
     Thread reader = new Thread(() -> {
       try (BufferedReader in = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
         String line;
