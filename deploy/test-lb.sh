@@ -106,7 +106,7 @@ SUB=$(token '{"subscribe":["*"]}') || fail "cannot mint token"
 # ---------------------------------------------------------------- nodes
 start_node() {
   local i=$1
-  "$JAVA" -Xmx256m --enable-native-access=ALL-UNNAMED -jar "$JAR" serve --host 127.0.0.1 --port 0 --jwt-secret "$SECRET" \
+  "$JAVA" -Xmx256m --enable-native-access=ALL-UNNAMED -Dio.netty.leakDetection.level=paranoid -jar "$JAR" serve --host 127.0.0.1 --port 0 --jwt-secret "$SECRET" \
     --workers 2 --retention 10m --drain-timeout 30s >"$WORK/node$i.log" 2>&1 &
   NODE_PID[$i]=$!
 }
@@ -440,5 +440,11 @@ finish_live_run haproxy live-haproxy
 ok "haproxy: node $X draining is out of the ring ($(hx_state "$X")): $RUNS new runs avoid it, its $m run ids now land elsewhere, $n runs on other nodes stay reachable, its open stream finished"
 wait_pid 40 "${NODE_PID[$X]}" || fail "node $X still running 40s after SIGTERM with no run left (drain timeout 30s)"
 ok "node $X exited after its drain"
+
+# every node ran with paranoid leak detection: a LEAK: report in any node's log fails the suite
+for i in $(seq 1 $NODES); do
+  ! grep -q 'LEAK:' "$WORK/node$i.log" || fail "node $i: Netty reported a leaked buffer: $(grep -A8 'LEAK:' "$WORK/node$i.log" | head -20)"
+done
+ok "no leak reported by the $NODES nodes (Netty leak detection paranoid)"
 
 say "PASS: $PASSED checks (haproxy $(haproxy -v | head -1 | awk '{print $3}'), nginx $(nginx -v 2>&1 | sed 's|.*/||'))"

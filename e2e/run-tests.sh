@@ -24,6 +24,12 @@ if [ -z "${JAVA_HOME:-}" ]; then
   done
 fi
 
+# IQSTREAM_JAVA: the found java behind the leak-log wrapper (paranoid leak detection; checked at the end)
+source ../scripts/server-for-tests.sh
+
 npm ci --no-audit --no-fund --loglevel=error
 mkdir -p artifacts
-node --test --test-concurrency=1 --test-reporter=spec tests/
+status=0
+node --test --test-concurrency=1 --test-reporter=spec tests/ || status=$?
+iqstream_check_leaks || status=1
+exit $status

@@ -16,4 +16,7 @@ source ../../scripts/server-for-tests.sh
 
 npm ci --no-audit --no-fund --loglevel=error
 # --preserve-symlinks: @iqstream/client is ../js linked in, and resolves @ag-ui/client from here
-exec node --preserve-symlinks --test --test-concurrency=1 test/*.test.js
+status=0
+node --preserve-symlinks --test --test-concurrency=1 test/*.test.js || status=$?
+iqstream_check_leaks || status=1
+exit $status

@@ -14,4 +14,7 @@ fi
 source ../../scripts/server-for-tests.sh
 
 npm ci --no-audit --no-fund --loglevel=error
-exec node --test --test-concurrency=1 test/*.test.js
+status=0
+node --test --test-concurrency=1 test/*.test.js || status=$?
+iqstream_check_leaks || status=1
+exit $status

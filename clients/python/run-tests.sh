@@ -9,4 +9,7 @@ python=${PYTHON:-python3}
 "$python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "Python >= 3.10 is required")'
 source ../../scripts/server-for-tests.sh
 
-exec "$python" -m unittest discover -s tests -t . -v
+status=0
+"$python" -m unittest discover -s tests -t . -v || status=$?
+iqstream_check_leaks || status=1
+exit $status

@@ -15,6 +15,8 @@ export function randomSecret() {
 }
 
 function javaCommand() {
+  // run-tests.sh sets IQSTREAM_JAVA (scripts/server-for-tests.sh): java with paranoid leak detection, output logged
+  if (process.env.IQSTREAM_JAVA) return process.env.IQSTREAM_JAVA;
   if (process.env.JAVA_HOME) return path.join(process.env.JAVA_HOME, "bin", "java");
   return "java";
 }

@@ -79,6 +79,7 @@ describe("IqStreamAgent against IQ-Stream", () => {
   test("startRunAsksTheBackendForARunAndItsToken", async () => {
     const events = workloadRun({ firstAnswerTokens: 30, toolArgFragments: 5, secondAnswerTokens: 10 });
     let seenInput;
+    let publishing;
     const agent = new IqStreamAgent({
       baseUrl: server.baseUrl,
       storage: null,
@@ -86,7 +87,8 @@ describe("IqStreamAgent against IQ-Stream", () => {
       startRun: async (input) => {
         seenInput = input;
         const runId = newRunId("chat");
-        publishStreaming(server, runId, events, { gapMs: 1 }).catch(() => {});
+        publishing = publishStreaming(server, runId, events, { gapMs: 1 });
+        publishing.catch(() => {}); // awaited below; this only keeps an early rejection from going unhandled
         return { runId, token: server.token({ subscribe: [runId] }) };
       },
     });
@@ -96,6 +98,10 @@ describe("IqStreamAgent against IQ-Stream", () => {
     assert.equal(seenInput.messages.at(-1).content, "search the docs");
     assert.deepEqual(rec.events.map((e) => e.type), events.map((e) => e.type));
     assert.deepEqual(transcript(agent).texts, assistantTexts(events));
+    // the backend's publish must have succeeded too: a refused or broken publish fails the test
+    const reply = await publishing;
+    assert.equal(reply.lastEventId, events.length);
+    assert.equal(reply.ended, true);
   });
 
   test("survivesConnectionCutsMidAnswerWithExactlyThePublishedSequence", async () => {

@@ -292,10 +292,10 @@ class RunPublisherTest {
     assertEquals(4, status.events());
     assertFalse(status.ended());
     client.delete(runId);
-    try {
-      assertTrue(client.status(runId).map(RunStatus::ended).orElse(true), "deleted: absent or ended");
-    } catch (IqStreamHttpException e) {
-      assertEquals(410, e.statusCode(), "deleted: gone");
-    }
+    // docs/API.md: DELETE drops the run now and tombstones its id, so its status is 410 gone (not absent, not ended)
+    IqStreamHttpException gone = assertThrows(IqStreamHttpException.class, () -> client.status(runId),
+        "a deleted run's status is 410, not a reply");
+    assertEquals(410, gone.statusCode(), "deleted: gone");
+    assertEquals("gone", gone.errorCode());
   }
 }

@@ -22,16 +22,19 @@ import org.junit.jupiter.api.Test;
 
 /**
  * How many standard WORKLOAD.md runs, each held in full at its largest (every event but the last), a memory
- * budget admits before it refuses. CI runs it at 64 MiB; {@code -Diqstream.capacity.budget=2g} gives the figure
- * for 2 GiB quoted in docs/OPERATIONS.md.
+ * budget admits before it refuses. CI runs it at 64 MiB and asserts the count docs/OPERATIONS.md quotes within
+ * {@link #TOLERANCE}; {@code -Diqstream.capacity.budget=2g} prints the figure for 2 GiB (asserted only to scale
+ * from the 64 MiB one). The leak detector stays at the suite's paranoid level, like every other test.
  */
 class BudgetCapacityTest {
+    /** docs/OPERATIONS.md: standard runs a 64 MiB budget holds in flight, at their largest. */
+    static final int DOC_RUNS_IN_64_MIB = 2_808;
+    /** How far the count may be from the documented one: 5 %, either way. */
+    static final double TOLERANCE = 0.05;
+
     @Test
     void countsStandardRunsHeldInABudget() throws Exception {
         long budgetBytes = Quantities.parseBytes(System.getProperty("iqstream.capacity.budget", "64m"));
-        // a capacity count, not a leak hunt: paranoid tracking of a million appends would take minutes
-        io.netty.util.ResourceLeakDetector.Level level = io.netty.util.ResourceLeakDetector.getLevel();
-        io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED);
         ServerConfig config = ConfigParser.parse(new String[] {"--jwt-secret", "x".repeat(32), "--retention", "1h"},
                 Map.of());
         MemoryBudget budget = new MemoryBudget(budgetBytes);
@@ -63,12 +66,14 @@ class BudgetCapacityTest {
             System.out.printf("budget %s holds %d standard runs in flight (%.1f KiB each; expected size learned:"
                     + " %.1f KiB)%n", Quantities.formatBytes(budgetBytes), held, perRun / 1024.0,
                     budget.expectedRunBytes() / 1024.0);
-            assertTrue(held >= budgetBytes / (64 * 1024), "at least one run per 64 KiB: " + held);
+            double expected = DOC_RUNS_IN_64_MIB * (budgetBytes / (64.0 * 1024 * 1024));
+            assertTrue(Math.abs(held - expected) <= expected * TOLERANCE, String.format("%d runs held in %s, but"
+                    + " docs/OPERATIONS.md says %d per 64 MiB (%.0f here; tolerance %.0f %%)", held,
+                    Quantities.formatBytes(budgetBytes), DOC_RUNS_IN_64_MIB, expected, TOLERANCE * 100));
         } finally {
             loop.submit(registry::dropAll).sync();
             loop.shutdownGracefully().sync();
             events.forEach(ByteBuf::release);
-            io.netty.util.ResourceLeakDetector.setLevel(level);
         }
     }
 

@@ -1,5 +1,6 @@
 package io.iqstream.server.admission;
 
+import io.iqstream.server.testing.OutputChecks;
 import io.iqstream.server.testing.TestServer;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -14,18 +15,23 @@ import java.util.regex.Pattern;
 /**
  * The real server in its own JVM with a small heap and small direct memory (as the launcher would size them for a
  * small budget), for tests that attack its memory: an OutOfMemoryError there shows in its output, not in the test.
+ * Netty's leak detector runs at {@code simple} there (one buffer in 128 sampled, no access records), not paranoid:
+ * these tests push a million events through a 48 MiB heap, where paranoid's per-access records would be the
+ * memory under test and slow each test to minutes; {@link #close} fails if the process printed a {@code LEAK:}
+ * report.
  */
 final class SmallJvmServer implements AutoCloseable {
     private final Process process;
     private final ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();
     private final int port;
+    private Thread drain;
 
     private SmallJvmServer(List<String> jvmFlags, List<String> serverFlags) throws Exception {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>();
         cmd.add(java);
         cmd.addAll(jvmFlags);
-        cmd.addAll(List.of("-XX:+ExitOnOutOfMemoryError", "-Dio.netty.leakDetection.level=disabled", "-cp",
+        cmd.addAll(List.of("-XX:+ExitOnOutOfMemoryError", "-Dio.netty.leakDetection.level=simple", "-cp",
                 System.getProperty("java.class.path"), "io.iqstream.server.Main", "serve", "--host", "127.0.0.1",
                 "--port", "0", "--workers", "2", "--jwt-secret", TestServer.SECRET));
         cmd.addAll(serverFlags);
@@ -60,14 +66,22 @@ final class SmallJvmServer implements AutoCloseable {
     /** True when the server printed an OutOfMemoryError of any kind (heap, direct, Netty's direct). */
     boolean ranOutOfMemory() {
         String all = output();
-        return all.contains("OutOfMemoryError") || all.contains("OutOfDirectMemoryError");
+        return OutputChecks.OUT_OF_MEMORY.matcher(all).find();
     }
 
+    /** Stops the process (SIGTERM through its handle, which keeps the pipe open, then kill) and fails on a leak. */
     @Override
     public void close() throws Exception {
-        process.destroy();
+        process.toHandle().destroy();
         if (!process.waitFor(10, TimeUnit.SECONDS)) {
             process.destroyForcibly();
+            process.waitFor(10, TimeUnit.SECONDS);
+        }
+        if (drain != null) {
+            drain.join(10_000);
+        }
+        if (OutputChecks.LEAK.matcher(output()).find()) {
+            throw new AssertionError("Netty reported leaked buffers in the spawned server:\n" + output());
         }
     }
 
@@ -86,7 +100,7 @@ final class SmallJvmServer implements AutoCloseable {
             output.add(line);
             Matcher m = listening.matcher(line);
             if (m.find()) {
-                Thread drain = new Thread(() -> {
+                drain = new Thread(() -> {
                     try {
                         String l;
                         while ((l = r.readLine()) != null) {

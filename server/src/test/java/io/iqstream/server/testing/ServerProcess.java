@@ -13,7 +13,8 @@ import java.util.regex.Pattern;
 
 /**
  * The real server in its own JVM, started by bash under a file limit ({@code ulimit -n}), for tests of what the
- * process does at its limits. Loopback, port 0, the test secret; its output is kept for failure messages.
+ * process does at its limits. Loopback, port 0, the test secret; its output is kept for failure messages. Netty's
+ * leak detector runs at paranoid there, and {@link #close} fails if the process printed a {@code LEAK:} report.
  */
 public final class ServerProcess implements AutoCloseable {
     private static final Pattern LISTENING = Pattern.compile("listening on http://[^:]+:(\\d+)");
@@ -21,6 +22,7 @@ public final class ServerProcess implements AutoCloseable {
 
     private final Process process;
     private final ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();
+    private Thread reader;
     private int port;
     private int adminPort = -1;
 
@@ -31,7 +33,7 @@ public final class ServerProcess implements AutoCloseable {
     /** Starts the server with {@code ulimit -n fileLimit} (soft and hard) and the given extra flags. */
     public static ServerProcess start(int fileLimit, String... flags) throws IOException {
         String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx128m", "-Dio.netty.leakDetection.level=disabled",
+        List<String> cmd = new ArrayList<>(List.of(java, "-Xmx128m", "-Dio.netty.leakDetection.level=paranoid",
                 "-cp", System.getProperty("java.class.path"), "io.iqstream.server.Main", "serve",
                 "--host", "127.0.0.1", "--port", "0", "--workers", "2", "--jwt-secret", TestServer.SECRET));
         cmd.addAll(List.of(flags));
@@ -48,7 +50,7 @@ public final class ServerProcess implements AutoCloseable {
 
     private void awaitStart() {
         BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
-        Thread reader = new Thread(() -> {
+        reader = new Thread(() -> {
             try {
                 String l;
                 while ((l = r.readLine()) != null) {
@@ -115,12 +117,17 @@ public final class ServerProcess implements AutoCloseable {
         return String.join("\n", output);
     }
 
+    /** Stops the process (SIGTERM through its handle, which keeps the pipe open, then kill) and fails on a leak. */
     @Override
     public void close() throws InterruptedException {
-        process.destroy();
+        process.toHandle().destroy();
         if (!process.waitFor(10, TimeUnit.SECONDS)) {
             process.destroyForcibly();
             process.waitFor(10, TimeUnit.SECONDS);
+        }
+        reader.join(10_000);
+        if (OutputChecks.LEAK.matcher(output()).find()) {
+            throw new AssertionError("Netty reported leaked buffers in the spawned server:\n" + output());
         }
     }
 }

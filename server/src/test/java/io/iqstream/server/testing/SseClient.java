@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 import java.io.BufferedReader;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -20,17 +21,32 @@ import java.util.concurrent.TimeUnit;
 /**
  * A minimal SSE reader over a raw socket (HTTP/1.1, chunked), parsing frames as a browser's EventSource does.
  * A background thread reads; events, comments and the retry field are collected for assertions.
+ *
+ * <p>How the response ended is told apart: {@link End#CLEAN} only when the server sent the terminal chunk
+ * ({@code 0\r\n\r\n}) or the whole Content-Length body; {@link End#CUT} when the connection closed or reset
+ * before that (a chunk left short, no terminal chunk). {@link #awaitEnd} asserts the clean one.
  */
 public final class SseClient implements AutoCloseable {
     /** One dispatched event. */
     public record Event(String id, String data) {}
+
+    /** How the response ended so far. */
+    public enum End {
+        /** Still open. */
+        OPEN,
+        /** The server ended the body properly: the terminal chunk (or the full Content-Length) arrived. */
+        CLEAN,
+        /** The connection closed, reset or timed out before the body was complete. */
+        CUT
+    }
 
     private final Socket socket;
     private final LinkedBlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private final List<String> comments = java.util.Collections.synchronizedList(new ArrayList<>());
     private final Map<String, String> headers = new LinkedHashMap<>();
     private volatile String retry;
-    private volatile boolean ended;
+    private volatile End end = End.OPEN;
+    private volatile String cutReason;
     private final int status;
     private final Thread reader;
 
@@ -50,8 +66,9 @@ public final class SseClient implements AutoCloseable {
             this.reader.start();
         } else {
             int n = cl == null ? 0 : Integer.parseInt(cl);
-            this.body = new String(raw.readNBytes(n), StandardCharsets.UTF_8);
-            this.ended = true;
+            byte[] got = raw.readNBytes(n);
+            this.body = new String(got, StandardCharsets.UTF_8);
+            this.end = got.length == n ? End.CLEAN : End.CUT;
             this.reader = new Thread(() -> { });
             this.reader.start();
         }
@@ -116,10 +133,11 @@ public final class SseClient implements AutoCloseable {
                     default -> { }
                 }
             }
+            // readLine returned null: the chunked stream reached its terminal chunk (a cut throws instead)
+            end = End.CLEAN;
         } catch (IOException e) {
-            // closed
-        } finally {
-            ended = true;
+            cutReason = e.toString();
+            end = End.CUT;
         }
     }
 
@@ -164,14 +182,33 @@ public final class SseClient implements AutoCloseable {
         return out;
     }
 
-    /** Waits until the server ends the response (or closes). */
+    /**
+     * Waits until the server ends the response and asserts that it ended it cleanly (the terminal chunk), not by
+     * closing or resetting the connection; returns true so that callers may also write
+     * {@code assertTrue(sub.awaitEnd(ms))}.
+     */
     public boolean awaitEnd(long timeoutMs) throws InterruptedException {
+        End e = awaitClose(timeoutMs);
+        if (e != End.CLEAN) {
+            throw new AssertionError("expected the stream to end cleanly (terminal chunk) within " + timeoutMs
+                    + " ms, but it is " + e + (cutReason == null ? "" : " (" + cutReason + ")"));
+        }
+        return true;
+    }
+
+    /** Waits up to {@code timeoutMs} for the response to end either way and says how ({@link End#OPEN}: not yet). */
+    public End awaitClose(long timeoutMs) throws InterruptedException {
         reader.join(timeoutMs);
-        return ended;
+        return end;
+    }
+
+    /** How the response has ended so far. */
+    public End end() {
+        return end;
     }
 
     public boolean isEnded() {
-        return ended;
+        return end != End.OPEN;
     }
 
     /** Events received and not yet taken. */
@@ -242,27 +279,26 @@ public final class SseClient implements AutoCloseable {
             if (left == 0) {
                 String size = readLine(in);
                 if (size == null) {
-                    done = true;
-                    return -1;
+                    throw new EOFException("connection closed before the terminal chunk");
                 }
                 if (size.isEmpty()) {
                     size = readLine(in);
                     if (size == null) {
-                        done = true;
-                        return -1;
+                        throw new EOFException("connection closed before the terminal chunk");
                     }
                 }
                 left = Integer.parseInt(size.split(";")[0].trim(), 16);
                 if (left == 0) {
-                    readLine(in);
+                    if (readLine(in) == null) {
+                        throw new EOFException("connection closed inside the terminal chunk");
+                    }
                     done = true;
                     return -1;
                 }
             }
             int n = in.read(b, off, Math.min(len, left));
             if (n < 0) {
-                done = true;
-                return -1;
+                throw new EOFException("connection closed " + left + " bytes short of a chunk's end");
             }
             left -= n;
             return n;

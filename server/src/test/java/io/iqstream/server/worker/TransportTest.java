@@ -1,6 +1,7 @@
 package io.iqstream.server.worker;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.iqstream.server.testing.Http;
@@ -9,10 +10,16 @@ import io.iqstream.server.testing.TestServer;
 import io.iqstream.server.testing.Tokens;
 import io.netty.channel.epoll.Epoll;
 import io.netty.channel.uring.IoUring;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** Every transport serves runs, including the hand-off of connections between workers. */
+/**
+ * Every transport serves runs, including the hand-off of connections between workers: with three workers and
+ * twelve connections, some arrive on a worker that does not own their run and must move, which
+ * {@code iqstream_channel_moves_total} counts.
+ */
 class TransportTest {
     @ParameterizedTest
     @ValueSource(strings = {"epoll", "io_uring", "nio"})
@@ -32,9 +39,19 @@ class TransportTest {
                 try (SseClient sub = SseClient.open(server.port(), "/v1/runs/" + id + "/events",
                         "Authorization: Bearer " + admin)) {
                     SseClient.assertConsecutive(sub.take(2, 5000), 1);
+                    assertTrue(sub.awaitEnd(5000));
                 }
             }
+            long moves = metric(Http.get(server.base() + "/metrics").body(), "iqstream_channel_moves_total");
+            assertTrue(moves > 0, "connections moved to their run's worker on " + transport + ": " + moves);
         }
+    }
+
+    /** An unlabelled counter's value from the /metrics text; fails when absent. */
+    static long metric(String metricsText, String name) {
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + " (\\d+)").matcher(metricsText);
+        assertTrue(m.find(), name + " not in /metrics:\n" + metricsText);
+        return Long.parseLong(m.group(1));
     }
 
     @org.junit.jupiter.api.Test
