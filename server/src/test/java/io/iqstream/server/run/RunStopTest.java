@@ -92,6 +92,22 @@ class RunStopTest {
     }
 
     @Test
+    void ifRunningStopsARunningRunButNeverDropsAnEndedOne() throws Exception {
+        try (TestServer server = TestServer.start()) {
+            String admin = Tokens.admin();
+            String auth = "Bearer " + admin;
+            Http.publish(server.base(), "stop-5", admin, START);
+            String url = server.base() + "/v1/runs/stop-5?ifRunning=true";
+            assertEquals(200, Http.delete(url, "Authorization", auth).statusCode());
+            HttpResponse<String> again = Http.delete(url, "Authorization", auth);
+            assertEquals(409, again.statusCode());
+            assertTrue(again.body().contains("\"error\":\"run_ended\""), again.body());
+            HttpResponse<String> status = Http.get(server.base() + "/v1/runs/stop-5", "Authorization", auth);
+            assertEquals(200, status.statusCode(), "the ended run is kept");
+        }
+    }
+
+    @Test
     void stoppingNeedsThePublishRight() throws Exception {
         try (TestServer server = TestServer.start()) {
             String admin = Tokens.admin();
