@@ -10,6 +10,9 @@
  *   (`{ status, body }`, body parsed when JSON).
  * - `answer` resolves when the server answers, which before `end()` means a refusal
  *   (the server answers a publish early only to refuse it); `onAnswer` is told too.
+ * - A stop (`DELETE /v1/runs/{runId}` by anyone with the publish right) is its own outcome: the
+ *   server answers the open request 409 `run_stopped` at once (with `lastEventId`); `stopped`
+ *   turns true and `onAnswer` is told, so the producer can abort its agent. `send` returns false.
  * - `abort()` cuts the connection: the server ends the run with PUBLISHER_LOST after
  *   its --publisher-timeout unless a new request continues it.
  *
@@ -31,6 +34,8 @@ export class RunPublisher {
     this.onAnswer = onAnswer;
     this.finished = false;
     this.answered = false;
+    /** True once the server answered that the run was stopped (409 run_stopped). */
+    this.stopped = false;
     /** @type {Promise<{ status: number, body: any }>} */
     this.answer = new Promise((resolve) => { this._resolve = resolve; });
     this.req = null;
@@ -62,6 +67,7 @@ export class RunPublisher {
     let body = text;
     try { body = JSON.parse(text); } catch { /* not JSON */ }
     const a = { status, body };
+    this.stopped = status === 409 && body?.error === "run_stopped";
     this._resolve(a);
     this.onAnswer?.(a);
   }
