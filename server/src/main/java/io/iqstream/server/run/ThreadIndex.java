@@ -5,7 +5,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import io.iqstream.server.admission.MemoryBudget;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.ByteBufInputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -52,10 +52,10 @@ public final class ThreadIndex {
      * top-level fields only; does not move the buffer's indices.
      */
     public static String threadIdOfRunStarted(ByteBuf json) {
-        byte[] bytes = ByteBufUtil.getBytes(json);
         String type = null;
         String threadId = null;
-        try (JsonParser p = JSON.createParser(bytes)) {
+        // streamed from a duplicate: no copy of the event, and the caller's indices stay as they are
+        try (JsonParser p = JSON.createParser((java.io.InputStream) new ByteBufInputStream(json.duplicate()))) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return null;
             }
