@@ -57,25 +57,4 @@ export declare function closeStopped(events: BaseEvent[]): BaseEvent[];
 /** An HS256 JWT with `exp` = now + ttlS. */
 export declare function mintToken(secret: string, claims: Record<string, unknown>, ttlS?: number): string;
 
-export interface PublishAnswer {
-  status: number;
-  body: any;
-}
-
-/** One run streamed as a single chunked NDJSON POST held open for the run's life. */
-export declare class RunPublisher {
-  constructor(options: { baseUrl: string; runId: string; token?: string; onAnswer?: (a: PublishAnswer) => void });
-  readonly runId: string;
-  /** True once the server answered (before end(): a refusal or a stop). */
-  readonly answered: boolean;
-  /** True once the server answered 409 run_stopped: the run was stopped (DELETE); abort the agent. */
-  readonly stopped: boolean;
-  readonly answer: Promise<PublishAnswer>;
-  open(): this;
-  send(event: object): boolean;
-  end(): Promise<PublishAnswer>;
-  abort(): void;
-}
-
-/** Publishes events as one request. */
-export declare function publishEvents(options: { baseUrl: string; runId: string; token?: string }, events: object[]): Promise<PublishAnswer>;
+export { RunPublisher, publishEvents, PublishAnswer } from "@iqstream/client/publisher";
