@@ -86,7 +86,7 @@ public final class RunPublisher implements AutoCloseable {
     try {
       if (failure == null && result == null) {
         RunStatus status = client.status(runId).orElse(null);
-        if (status != null && status.ended() && client.endedByStop(runId, status.events())) {
+        if (status != null && status.ended() && endedByStop(status.events())) {
           fail(new RunStoppedException(runId, "run " + runId + " was stopped (DELETE)", 0, status.events()));
         }
       }
@@ -319,7 +319,7 @@ public final class RunPublisher implements AutoCloseable {
       }
       long count = status == null ? 0 : status.events();
       long accepted = count - baseEventCount;
-      if (status != null && status.ended() && client.endedByStop(runId, count)) {
+      if (status != null && status.ended() && endedByStop(count)) {
         // the server's RUN_ERROR STOPPED follows what it took of ours: nothing more is taken
         throw fail(new RunStoppedException(runId, "run " + runId + " was stopped (DELETE)", 0, count));
       }
@@ -348,6 +348,15 @@ public final class RunPublisher implements AutoCloseable {
       for (byte[] line : unconfirmed) body.offer(line);
       if (completing) body.complete();
       return;
+    }
+  }
+
+  /** Whether the ended run's last event is the server's stop; false when that cannot be read now. */
+  private boolean endedByStop(long events) {
+    try {
+      return client.endedByStop(runId, events);
+    } catch (IqStreamException e) {
+      return false;
     }
   }
 
