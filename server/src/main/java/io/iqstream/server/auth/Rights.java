@@ -47,11 +47,9 @@ final class Rights {
 
     /** Whether {@code right} is granted on {@code id} (a run id; a thread id for {@link Right#THREADS}). */
     boolean allows(String id, Right right) {
-        return switch (right) {
-            case PUBLISH -> publish.matches(id);
-            case SUBSCRIBE -> subscribe.matches(id);
-            case THREADS -> threads.matches(id);
-        };
+        // comparisons, not an enum switch: no switch-map class on this allocation-free path
+        RunPatterns patterns = right == Right.PUBLISH ? publish : right == Right.SUBSCRIBE ? subscribe : threads;
+        return patterns.matches(id);
     }
 
     /** Whether either right is granted on {@code runId}. */
