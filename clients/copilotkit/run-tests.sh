@@ -3,6 +3,7 @@
 # and runs the runner's tests against a real IQ-Stream server and CopilotKit's real runtime.
 #   IQSTREAM_JAR   server jar (default: <repo>/server/target/iqstream-server.jar)
 #   IQSTREAM_JAVA  java >= 21 to run it (default: the first 21+ of $JAVA_HOME/bin/java, java, /usr/lib/jvm/*)
+#   CHROMIUM_PATH  the browser for test/browser (default /usr/bin/chromium; skipped when absent)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -18,5 +19,19 @@ npm ci --no-audit --no-fund --loglevel=error
 # --preserve-symlinks: @iqstream/client is ../js linked in, and resolves @ag-ui/client from here
 status=0
 node --preserve-symlinks --test --test-concurrency=1 test/*.test.js || status=$?
+
+# The reload test in headless Chromium with CopilotKit's React chat (its own locked dependencies:
+# @copilotkit/react-core, react, esbuild, playwright-core). Needs Debian's chromium or CHROMIUM_PATH; under CI
+# it is installed (scripts/install-chromium.sh, idempotent), elsewhere the test is skipped, saying so.
+chromium_path=${CHROMIUM_PATH:-/usr/bin/chromium}
+if [ ! -x "$chromium_path" ] && [ "${CI:-}" = true ]; then
+  ../../scripts/install-chromium.sh
+fi
+if [ ! -x "$chromium_path" ]; then
+  echo "SKIPPED test/browser (reload in headless Chromium): no Chromium at $chromium_path" >&2
+else
+  (cd test/browser && npm ci --no-audit --no-fund --loglevel=error)
+  node --preserve-symlinks --test --test-concurrency=1 test/browser/*.test.js || status=$?
+fi
 iqstream_check_leaks || status=1
 exit $status

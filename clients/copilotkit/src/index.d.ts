@@ -12,28 +12,23 @@ import { Observable } from "rxjs";
 export interface IqStreamAgentRunnerOptions {
   /** IQ-Stream's URL, e.g. "http://iqstream:8080". */
   baseUrl: string;
-  /** A server-side token with publish and subscribe rights on `<prefix>*` (and an `exp`), or a function returning a fresh one. */
+  /** A server-side token with publish and subscribe rights on `<prefix>*`, the threads right on the app's thread ids (e.g. `"threads": ["*"]`) and an `exp`, or a function returning a fresh one. */
   token?: string | (() => string | Promise<string>);
-  /** Instead of `token`: the server's HS256 `--jwt-secret`; the runner mints 5-minute tokens for `<prefix>*`. */
+  /** Instead of `token`: the server's HS256 `--jwt-secret`; the runner mints 5-minute tokens for `<prefix>*` and every thread. */
   jwtSecret?: string;
   /** Run id prefix of CopilotKit threads (default "ck."). */
   prefix?: string;
-  /** Runs one thread may hold in IQ-Stream at once (default 16, 1..64). */
-  slots?: number;
-  /** How long stop() waits for the stopped run to end (default 5000 ms). */
-  stopWaitMs?: number;
 }
 
-/** A held run of a thread, as `GET /v1/runs/{id}` answers it. */
+/** A held run of a thread, as `GET /v1/threads/{threadId}/runs` lists it. */
 export interface HeldRun {
-  slot: number;
   runId: string;
+  running: boolean;
   events: number;
-  lastEventId: number;
-  ended: boolean;
-  publishing: boolean;
-  subscribers: number;
-  ageMs: number;
+  /** epoch ms */
+  startedAt: number;
+  /** epoch ms; null while running */
+  endedAt: number | null;
 }
 
 /** CopilotKit's AgentRunner with threads in IQ-Stream: connect/isRunning/stop from any runtime instance. */
@@ -43,10 +38,10 @@ export declare class IqStreamAgentRunner extends AgentRunner {
   connect(request: AgentRunnerConnectRequest): Observable<BaseEvent>;
   isRunning(request: AgentRunnerIsRunningRequest): Promise<boolean>;
   stop(request: AgentRunnerStopRequest): Promise<boolean | undefined>;
-  /** The IQ-Stream run id of a thread's slot. */
-  runIdOf(threadId: string, slot: number): string;
-  /** The thread's held runs (oldest first) and its free slots. */
-  threadRuns(threadId: string): Promise<{ held: HeldRun[]; free: number[] }>;
+  /** The IQ-Stream run id of a thread's `n`th run. */
+  runIdOf(threadId: string, n: number): string;
+  /** The thread's held runs, oldest first ([] for an unknown thread). */
+  threadRuns(threadId: string): Promise<HeldRun[]>;
   /** A run's events, waiting for its end; [] when it is gone. */
   readAll(runId: string, options?: { signal?: AbortSignal; from?: number }): Promise<BaseEvent[]>;
   /** The token used for IQ-Stream requests. */
@@ -55,26 +50,11 @@ export declare class IqStreamAgentRunner extends AgentRunner {
 
 /** The part of a run id naming a thread: the id when it is 1-48 of [A-Za-z0-9_-], else a hash. */
 export declare function threadKey(threadId: string): string;
+/** True for IQ-Stream's stop event (RUN_ERROR with code STOPPED). */
+export declare function isStopEvent(event: unknown): boolean;
+/** A run's events with a STOPPED RUN_ERROR replaced by CopilotKit's closing events for a stop. */
+export declare function closeStopped(events: BaseEvent[]): BaseEvent[];
 /** An HS256 JWT with `exp` = now + ttlS. */
 export declare function mintToken(secret: string, claims: Record<string, unknown>, ttlS?: number): string;
 
-export interface PublishAnswer {
-  status: number;
-  body: any;
-}
-
-/** One run streamed as a single chunked NDJSON POST held open for the run's life. */
-export declare class RunPublisher {
-  constructor(options: { baseUrl: string; runId: string; token?: string; onAnswer?: (a: PublishAnswer) => void });
-  readonly runId: string;
-  /** True once the server answered (before end(): a refusal). */
-  readonly answered: boolean;
-  readonly answer: Promise<PublishAnswer>;
-  open(): this;
-  send(event: object): boolean;
-  end(): Promise<PublishAnswer>;
-  abort(): void;
-}
-
-/** Publishes events as one request. */
-export declare function publishEvents(options: { baseUrl: string; runId: string; token?: string }, events: object[]): Promise<PublishAnswer>;
+export { RunPublisher, publishEvents, PublishAnswer } from "@iqstream/client/publisher";

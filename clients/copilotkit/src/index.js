@@ -6,5 +6,5 @@
  *
  * @module
  */
-export { IqStreamAgentRunner, threadKey, mintToken } from "./runner.js";
+export { IqStreamAgentRunner, threadKey, mintToken, isStopEvent, closeStopped } from "./runner.js";
 export { RunPublisher, publishEvents } from "./publisher.js";

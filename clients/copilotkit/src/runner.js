@@ -4,24 +4,25 @@
  * `connect()` to a thread's running answer, ask `isRunning()`, and `stop()` an agent that runs
  * in another instance.
  *
- * How a thread maps onto IQ-Stream's HTTP API (no other store, no server extension):
- * - A thread owns `slots` run ids: `<prefix><thread key>.<slot>` (slot 0..slots-1). Each agent
- *   run of the thread is published to a free slot (one whose id answers 404) as one chunked
- *   NDJSON request held open for the run's life. A slot is free again once its run has passed
- *   `--retention` and `--tombstone` on the server.
- * - The thread's held runs are found by asking `GET /v1/runs/{id}` for every slot at once;
- *   they are ordered by `ageMs` (oldest first). A run not `ended` is the thread's running run.
- * - Stop: the stopping instance publishes a one-event run `<run id>.s.<hash of the AG-UI runId>`.
- *   The instance producing the run waits on that id (`GET .../events`, which the server holds
- *   for --await-run), so it learns of the stop within a round trip, aborts its agent and
- *   publishes the closing events (`finalizeRunEvents` with stopRequested: open messages and
- *   tool calls closed, then RUN_FINISHED), exactly as CopilotKit's InMemoryAgentRunner does.
+ * How a thread maps onto IQ-Stream:
+ * - Each agent run of a thread is one IQ-Stream run, `<prefix><thread key>.<n>`, published as one
+ *   chunked NDJSON request held open for the run's life. Its first event is the agent's
+ *   RUN_STARTED, whose `threadId` puts it in the server's thread index.
+ * - The thread's held runs come from one request, `GET /v1/threads/{threadId}/runs` (oldest first,
+ *   each running or ended). `n` is the newest held run's `n` + 1 (0 for a thread with none), so two
+ *   instances starting a run on one thread at the same instant pick the same id, and IQ-Stream lets
+ *   only one of them publish (409 publisher_active: "Thread already running").
+ * - Stop: `DELETE /v1/runs/{runId}?ifRunning=true` from whichever instance is asked. The server ends
+ *   the run with RUN_ERROR STOPPED and answers the producing instance's open publish 409
+ *   run_stopped, so that instance aborts its agent within a round trip. Readers turn the STOPPED
+ *   RUN_ERROR into CopilotKit's own closing events (`finalizeRunEvents` with stopRequested: open
+ *   messages and tool calls closed, then RUN_FINISHED), as the built-in runner emits on stop.
  * - What `run()` returns is the run as read back from IQ-Stream, so the browser that started
  *   it and every later viewer see the same event sequence.
  *
  * Owning thread: Node's single event loop; no method blocks.
- * When full: with every slot of a thread held, `run()` fails with an error naming the flags
- * that free slots sooner (--retention, --tombstone); nothing is evicted.
+ * When refused: IQ-Stream's refusals (over budget, draining) fail `run()` with the server's answer;
+ * nothing is retried behind the caller's back.
  *
  * @module
  */
@@ -30,9 +31,8 @@ import { AgentRunner, finalizeRunEvents } from "@copilotkit/runtime/v2";
 import { EventType, compactEvents } from "@ag-ui/client";
 import { ReplaySubject } from "rxjs";
 import { readRun, RunGoneError, RunNotFoundError } from "@iqstream/client";
-import { RunPublisher, publishEvents } from "./publisher.js";
+import { RunPublisher } from "./publisher.js";
 
-const TERMINAL = new Set([EventType.RUN_FINISHED, EventType.RUN_ERROR]);
 const SAFE_KEY = /^[A-Za-z0-9_-]{1,48}$/;
 
 /** The part of a run id that names a thread: the id itself when short and plain, else a hash. */
@@ -51,28 +51,45 @@ export function mintToken(secret, claims, ttlS = 300) {
   return `${head}.${body}.${sig}`;
 }
 
+/** True for IQ-Stream's stop event: the RUN_ERROR a `DELETE` of a running run appends. */
+export function isStopEvent(event) {
+  return event?.type === EventType.RUN_ERROR && event.code === "STOPPED";
+}
+
+/**
+ * A run's events as CopilotKit expects them: a STOPPED RUN_ERROR is replaced by CopilotKit's
+ * closing events for a stop (`finalizeRunEvents` with stopRequested).
+ */
+export function closeStopped(events) {
+  const out = [];
+  for (const event of events) {
+    if (isStopEvent(event)) {
+      finalizeRunEvents(out, { stopRequested: true });
+      break;
+    }
+    out.push(event);
+  }
+  return out;
+}
+
 export class IqStreamAgentRunner extends AgentRunner {
   /**
    * @param {object} options
    * @param {string} options.baseUrl  IQ-Stream's URL, e.g. "http://iqstream:8080"
    * @param {string | (() => string | Promise<string>)} [options.token]  a server-side token
-   *   with publish and subscribe rights on `<prefix>*`, or a function returning a fresh one
+   *   with publish and subscribe rights on `<prefix>*` and the threads right on the app's thread
+   *   ids (e.g. `"threads": ["*"]`), or a function returning a fresh one
    * @param {string} [options.jwtSecret]  instead of `token`: IQ-Stream's HS256 secret; the
-   *   runner mints 5-minute tokens for `<prefix>*` itself
+   *   runner mints 5-minute tokens for `<prefix>*` (and every thread) itself
    * @param {string} [options.prefix]  run id prefix for CopilotKit threads (default "ck.")
-   * @param {number} [options.slots]  runs a thread may hold at once (default 16, at most 64)
-   * @param {number} [options.stopWaitMs]  how long stop() waits for the run to end (default 5000)
    */
   constructor(options) {
     super();
-    const { baseUrl, token, jwtSecret, prefix = "ck.", slots = 16, stopWaitMs = 5000 } = options ?? {};
+    const { baseUrl, token, jwtSecret, prefix = "ck." } = options ?? {};
     if (!baseUrl) throw new TypeError("IqStreamAgentRunner: baseUrl is required");
     if (!/^[A-Za-z0-9._~:-]{0,16}$/.test(prefix)) throw new TypeError("IqStreamAgentRunner: bad prefix");
-    if (!Number.isInteger(slots) || slots < 1 || slots > 64) throw new TypeError("IqStreamAgentRunner: slots must be 1..64");
     this.baseUrl = baseUrl.replace(/\/+$/, "");
     this.prefix = prefix;
-    this.slots = slots;
-    this.stopWaitMs = stopWaitMs;
     this._tokenOption = token;
     this._secret = jwtSecret;
     this._cached = null;
@@ -87,41 +104,41 @@ export class IqStreamAgentRunner extends AgentRunner {
     if (!this._secret) return undefined;
     const now = Date.now();
     if (!this._cached || this._cached.refreshAt < now) {
-      const rights = { publish: [`${this.prefix}*`], subscribe: [`${this.prefix}*`] };
+      const rights = { publish: [`${this.prefix}*`], subscribe: [`${this.prefix}*`], threads: ["*"] };
       this._cached = { token: mintToken(this._secret, { iqstream: rights }, 300), refreshAt: now + 240_000 };
     }
     return this._cached.token;
   }
 
-  /** The IQ-Stream run id of a thread's slot. */
-  runIdOf(threadId, slot) {
-    return `${this.prefix}${threadKey(threadId)}.${slot}`;
+  async _headers() {
+    const token = await this.token();
+    return token ? { Authorization: `Bearer ${token}` } : {};
   }
 
-  /** The id a stop request for AG-UI run `aguiRunId` is published to. */
-  stopIdOf(iqRunId, aguiRunId) {
-    const h = createHash("sha256").update(String(aguiRunId), "utf8").digest("base64url").slice(0, 22);
-    return `${iqRunId}.s.${h}`;
+  /** The IQ-Stream run id of a thread's `n`th run. */
+  runIdOf(threadId, n) {
+    return `${this.prefix}${threadKey(threadId)}.${n}`;
+  }
+
+  /** The `n` of one of this runner's run ids, or null. */
+  static nOf(runId) {
+    const n = Number(runId.slice(runId.lastIndexOf(".") + 1));
+    return Number.isSafeInteger(n) && n >= 0 ? n : null;
   }
 
   /**
-   * Every slot's state: `{ held }` (status objects, oldest first) and `{ free }` (slots answering 404).
-   * @returns {Promise<{ held: Array<{ slot: number, runId: string, ended: boolean, lastEventId: number, ageMs: number }>, free: number[] }>}
+   * The thread's held runs, oldest first (`GET /v1/threads/{threadId}/runs`); [] for a thread
+   * IQ-Stream holds no run of.
+   * @returns {Promise<Array<{ runId: string, running: boolean, events: number, startedAt: number, endedAt: number | null }>>}
    */
   async threadRuns(threadId) {
-    const token = await this.token();
-    const headers = token ? { Authorization: `Bearer ${token}` } : {};
-    const answers = await Promise.all(Array.from({ length: this.slots }, async (_, slot) => {
-      const runId = this.runIdOf(threadId, slot);
-      const r = await fetch(`${this.baseUrl}/v1/runs/${runId}`, { headers });
-      const text = await r.text();
-      if (r.status === 200) return { slot, status: 200, ...JSON.parse(text), runId };
-      if (r.status === 404 || r.status === 410) return { slot, status: r.status, runId };
-      throw new Error(`IQ-Stream answered ${r.status} for run ${runId}: ${text}`);
-    }));
-    const held = answers.filter((a) => a.status === 200).sort((a, b) => b.ageMs - a.ageMs);
-    const free = answers.filter((a) => a.status === 404).map((a) => a.slot);
-    return { held, free };
+    const r = await fetch(`${this.baseUrl}/v1/threads/${encodeURIComponent(threadId)}/runs`, {
+      headers: await this._headers(),
+    });
+    const text = await r.text();
+    if (r.status === 200) return JSON.parse(text).runs;
+    if (r.status === 404) return [];
+    throw new Error(`IQ-Stream answered ${r.status} for thread ${threadId}: ${text}`);
   }
 
   /** A run's events (all of them, waiting for the end if it is running); [] when it is gone. */
@@ -140,6 +157,19 @@ export class IqStreamAgentRunner extends AgentRunner {
     return readRun({ baseUrl: this.baseUrl, runId, token: () => this.token(), signal, lastEventId });
   }
 
+  /** Reads a run to its end into `subject`, a STOPPED end turned into CopilotKit's closing events. */
+  async _follow(runId, subject, { signal, skip } = {}) {
+    const seen = [];
+    for await (const { event } of this.read(runId, { signal })) {
+      if (isStopEvent(event)) {
+        for (const e of finalizeRunEvents(seen, { stopRequested: true })) subject.next(e);
+        return;
+      }
+      seen.push(event);
+      if (!skip?.(event)) subject.next(event);
+    }
+  }
+
   // ---------------------------------------------------------------------------------- run
 
   run(request) {
@@ -155,25 +185,25 @@ export class IqStreamAgentRunner extends AgentRunner {
     this.local.set(threadId, placeholder); // refuses a second run here while we look
     let entry;
     try {
-      const { held, free } = await this.threadRuns(threadId);
-      if (held.some((r) => !r.ended)) throw new Error("Thread already running");
-      if (free.length === 0) {
-        throw new Error(`Thread ${threadId} holds ${this.slots} runs in IQ-Stream (all its slots); `
-          + "they free up after the server's --retention and --tombstone: lower those or raise `slots`");
+      const held = await this.threadRuns(threadId);
+      if (held.some((r) => r.running)) throw new Error("Thread already running");
+      const newest = held.length ? IqStreamAgentRunner.nOf(held[held.length - 1].runId) : null;
+      // the next id after the newest held run: instances racing on the thread pick the same one
+      const n = held.length ? (newest ?? Date.now()) + 1 : 0;
+      try {
+        entry = await this._produce({ threadId, agent, input, runId: this.runIdOf(threadId, n) });
+      } catch (err) {
+        // the id belonged to a run of this thread that has expired (tombstoned): take a fresh one
+        if (err.code !== "run_ended") throw err;
+        entry = await this._produce({ threadId, agent, input, runId: this.runIdOf(threadId, Date.now()) });
       }
-      // the slot after the newest held one, so slots are used round the ring
-      const newest = held.length ? held[held.length - 1].slot : -1;
-      const slot = [...free].sort((a, b) => ((a - newest - 1 + this.slots) % this.slots)
-        - ((b - newest - 1 + this.slots) % this.slots))[0];
-      const runId = this.runIdOf(threadId, slot);
-      entry = await this._produce({ threadId, agent, input, runId });
     } finally {
       if (this.local.get(threadId) === placeholder) this.local.delete(threadId);
     }
     // the run as IQ-Stream relays it: what every other viewer gets too (unless the server refused
-    // our request after all: then the run in that slot is another instance's, not ours)
+    // our request after all: then the run in that id is another instance's, not ours)
     try {
-      for await (const { event } of this.read(entry.runId, { signal: entry.reading.signal })) subject.next(event);
+      await this._follow(entry.runId, subject, { signal: entry.reading.signal });
       if (entry.refused) subject.error(entry.refused);
       else subject.complete();
     } catch (err) {
@@ -186,41 +216,44 @@ export class IqStreamAgentRunner extends AgentRunner {
     const token = await this.token();
     const entry = {
       threadId, runId, agent, aguiRunId: input.runId, stopRequested: false, refused: null,
-      stopWatch: new AbortController(), reading: new AbortController(),
+      reading: new AbortController(),
     };
     const publisher = new RunPublisher({
       baseUrl: this.baseUrl, runId, token,
       onAnswer: ({ status, body }) => {
-        if (status !== 200 && !entry.done) {
-          // refused (another instance took the slot: 409) or cut: the agent must not run on
-          entry.refused = status === 409 && body?.error === "publisher_active"
-            ? new Error("Thread already running")
-            : new Error(`IQ-Stream refused run ${runId}: ${status} ${JSON.stringify(body)}`);
-          entry.reading.abort();
-          entry.stopWatch.abort();
-          if (entry.finished) {
-            try { agent.abortRun(); } catch { /* the agent's own affair */ }
-          }
+        if (status === 200 || entry.done) return;
+        if (publisher.stopped) {
+          // stopped through IQ-Stream (by this instance or another): abort the agent now
+          entry.stop();
+          return;
+        }
+        // refused (another instance took the id: 409 publisher_active) or cut: the agent must not run on
+        entry.refused = status === 409 && body?.error === "publisher_active"
+          ? new Error("Thread already running")
+          : Object.assign(new Error(`IQ-Stream refused run ${runId}: ${status} ${JSON.stringify(body)}`),
+            { code: body?.error });
+        entry.reading.abort();
+        if (entry.finished) {
+          try { agent.abortRun(); } catch { /* the agent's own affair */ }
         }
       },
     });
     entry.publisher = publisher;
-    publisher.open();
-    this.local.set(threadId, entry);
     entry.stop = () => {
       if (entry.stopRequested || entry.done) return false;
       entry.stopRequested = true;
-      agent.abortRun();
+      try { agent.abortRun(); } catch { /* the agent's own affair */ }
       return true;
     };
-    // the run exists once the server has read the headers: start the agent only then, so a slot
+    publisher.open();
+    this.local.set(threadId, entry);
+    // the run exists once the server has read the headers: start the agent only then, so an id
     // another instance took first (409 publisher_active) never starts a second agent
     await this._awaitCreated(runId, publisher);
     if (entry.refused) {
       this.local.delete(threadId);
       throw entry.refused;
     }
-    this._watchStop(entry).catch(() => {});
     const events = [];
     const publish = (event) => {
       events.push(event);
@@ -236,15 +269,14 @@ export class IqStreamAgentRunner extends AgentRunner {
             publish(e);
           },
         });
-        for (const e of finalizeRunEvents([...events], { stopRequested: entry.stopRequested })) publish(e);
+        if (!entry.stopRequested) for (const e of finalizeRunEvents([...events])) publish(e);
       } catch (err) {
-        const options = entry.stopRequested
-          ? { stopRequested: true }
-          : { interruptionMessage: err instanceof Error ? err.message : String(err) };
-        for (const e of finalizeRunEvents([...events], options)) publish(e);
+        if (!entry.stopRequested) {
+          const message = err instanceof Error ? err.message : String(err);
+          for (const e of finalizeRunEvents([...events], { interruptionMessage: message })) publish(e);
+        }
       } finally {
         entry.done = true;
-        entry.stopWatch.abort();
         await publisher.end();
         if (this.local.get(threadId) === entry) this.local.delete(threadId);
       }
@@ -255,34 +287,10 @@ export class IqStreamAgentRunner extends AgentRunner {
   async _awaitCreated(runId, publisher) {
     const deadline = Date.now() + 10_000;
     while (Date.now() < deadline && !publisher.answered) {
-      const token = await this.token();
-      const r = await fetch(`${this.baseUrl}/v1/runs/${runId}`, {
-        headers: token ? { Authorization: `Bearer ${token}` } : {},
-      });
+      const r = await fetch(`${this.baseUrl}/v1/runs/${runId}`, { headers: await this._headers() });
       const status = r.status === 200 ? await r.json() : (await r.text(), null);
       if (status && status.publishing) return;
       await new Promise((res) => setTimeout(res, 5));
-    }
-  }
-
-  /** Waits on the run's stop id; a stop published there (or already gone) stops the agent here. */
-  async _watchStop(entry) {
-    const stopId = this.stopIdOf(entry.runId, entry.aguiRunId);
-    const { signal } = entry.stopWatch;
-    while (!signal.aborted) {
-      try {
-        for await (const _ of this.read(stopId, { signal })) { // eslint-disable-line no-unused-vars
-          entry.stop();
-          return;
-        }
-        entry.stop(); // the stop run ended without an event: still a stop
-        return;
-      } catch (err) {
-        if (signal.aborted) return;
-        if (err instanceof RunGoneError) { entry.stop(); return; }
-        if (err instanceof RunNotFoundError) continue; // no stop within --await-run: ask again
-        await new Promise((res) => setTimeout(res, 1000));
-      }
     }
   }
 
@@ -295,12 +303,12 @@ export class IqStreamAgentRunner extends AgentRunner {
   }
 
   async _connect(threadId, subject) {
-    const { held } = await this.threadRuns(threadId);
+    const held = await this.threadRuns(threadId);
     const history = [];
     let live = null;
     for (const run of held) {
-      if (!run.ended && !live) { live = run; continue; }
-      if (run.ended) history.push(...await this.readAll(run.runId));
+      if (run.running && !live) { live = run; continue; }
+      if (!run.running) history.push(...closeStopped(await this.readAll(run.runId)));
     }
     const emitted = new Set();
     for (const event of compactEvents(history)) {
@@ -309,10 +317,9 @@ export class IqStreamAgentRunner extends AgentRunner {
     }
     if (live) {
       try {
-        for await (const { event } of this.read(live.runId)) {
-          if (typeof event.messageId === "string" && emitted.has(event.messageId)) continue;
-          subject.next(event);
-        }
+        await this._follow(live.runId, subject, {
+          skip: (event) => typeof event.messageId === "string" && emitted.has(event.messageId),
+        });
       } catch (err) {
         if (!(err instanceof RunGoneError || err instanceof RunNotFoundError)) throw err;
       }
@@ -323,50 +330,52 @@ export class IqStreamAgentRunner extends AgentRunner {
   // ---------------------------------------------------------------------------- isRunning
 
   async isRunning({ threadId }) {
-    if (this.local.get(threadId)?.publisher && !this.local.get(threadId).done) return true;
-    const { held } = await this.threadRuns(threadId);
-    return held.some((r) => !r.ended);
+    const mine = this.local.get(threadId);
+    if (mine?.publisher && !mine.done) return true;
+    return (await this.threadRuns(threadId)).some((r) => r.running);
   }
 
   // --------------------------------------------------------------------------------- stop
 
+  /**
+   * Stops the thread's running run wherever its agent runs: `DELETE ...?ifRunning=true`. The
+   * producing instance learns from its publish's 409 run_stopped and aborts its agent; every
+   * reader gets the closing events. False when nothing (or not `runId`) is running.
+   */
   async stop({ threadId, runId }) {
+    let iqRunId;
+    let aguiRunId;
     const mine = this.local.get(threadId);
     if (mine?.publisher && !mine.done) {
-      if (runId !== undefined && runId !== mine.aguiRunId) return false;
-      return mine.stop();
-    }
-    const { held } = await this.threadRuns(threadId);
-    const live = held.find((r) => !r.ended);
-    if (!live) return false;
-    // the AG-UI run id is in the run's RUN_STARTED (its first event)
-    const ac = new AbortController();
-    let started = null;
-    try {
-      for await (const { event } of this.read(live.runId, { signal: ac.signal })) {
-        started = event;
-        break;
+      iqRunId = mine.runId;
+      aguiRunId = mine.aguiRunId;
+    } else {
+      const live = (await this.threadRuns(threadId)).find((r) => r.running);
+      if (!live) return false;
+      iqRunId = live.runId;
+      if (runId !== undefined) {
+        // the AG-UI run id is in the run's RUN_STARTED (its first event)
+        const ac = new AbortController();
+        try {
+          for await (const { event } of this.read(iqRunId, { signal: ac.signal })) {
+            if (event.type === EventType.RUN_STARTED) aguiRunId = event.runId;
+            break;
+          }
+        } catch (err) {
+          if (!(err instanceof RunGoneError || err instanceof RunNotFoundError)) throw err;
+          return false;
+        } finally {
+          ac.abort();
+        }
       }
-    } catch (err) {
-      if (!(err instanceof RunGoneError || err instanceof RunNotFoundError)) throw err;
-      return false;
     }
-    if (!started || started.type !== EventType.RUN_STARTED) return false;
-    if (runId !== undefined && runId !== started.runId) return false;
-    const stopId = this.stopIdOf(live.runId, started.runId);
-    const answer = await publishEvents({ baseUrl: this.baseUrl, runId: stopId, token: await this.token() }, [
-      { type: EventType.CUSTOM, name: "iqstream.stop", value: { threadId, runId: started.runId } },
-      { type: EventType.RUN_FINISHED, threadId, runId: stopId },
-    ]);
-    if (answer.status === 409) return false; // a stop was already asked for
-    if (answer.status !== 200) throw new Error(`IQ-Stream refused the stop: ${answer.status} ${JSON.stringify(answer.body)}`);
-    // wait (bounded) for the producing instance to close the run
-    const ac2 = new AbortController();
-    const timer = setTimeout(() => ac2.abort(), this.stopWaitMs);
-    try {
-      await this.readAll(live.runId, { signal: ac2.signal, from: live.lastEventId });
-    } catch { /* timed out: the stop is asked for, the run ends when its producer sees it */ }
-    clearTimeout(timer);
-    return true;
+    if (runId !== undefined && runId !== aguiRunId) return false;
+    const r = await fetch(`${this.baseUrl}/v1/runs/${iqRunId}?ifRunning=true`, {
+      method: "DELETE", headers: await this._headers(),
+    });
+    const text = await r.text();
+    if (r.status === 200) return true;
+    if (r.status === 409 || r.status === 404 || r.status === 410) return false; // it had ended already
+    throw new Error(`IQ-Stream refused the stop: ${r.status} ${text}`);
   }
 }

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import { EventType } from "@ag-ui/client";
-import { IqStreamAgentRunner } from "../src/index.js";
+import { IqStreamAgentRunner, RunPublisher } from "../src/index.js";
 import {
   MID, ScriptedAgent, latch, messagesOf, postJson, postSse, runInput, script, startProxy, startRuntime,
   startServer, waitFor,
@@ -54,7 +54,10 @@ describe("IqStreamAgentRunner in CopilotRuntime", () => {
     const expected = script(threadId, "run-plain");
     assert.deepEqual(types(res.events), types(expected));
     // the run is in IQ-Stream, event for event
-    const stored = await runnerB.readAll(runnerB.runIdOf(threadId, 0));
+    const held = await runnerB.threadRuns(threadId);
+    assert.deepEqual(held.map((r) => [r.runId, r.running]), [[runnerB.runIdOf(threadId, 0), false]]);
+    assert.equal(held[0].events, res.events.length);
+    const stored = await runnerB.readAll(held[0].runId);
     assert.deepEqual(strip(stored), strip(res.events));
     assert.equal(stored[0].input.threadId, threadId, "RUN_STARTED carries the run's input, as the built-in runner's does");
     assert.equal(await runnerB.isRunning({ threadId }), false);
@@ -121,11 +124,13 @@ describe("IqStreamAgentRunner in CopilotRuntime", () => {
     hold.open();
     const res = await first;
     assert.equal(res.events.at(-1).type, EventType.RUN_FINISHED);
-    // and the thread takes a next run once the first ended, in another slot
+    // and the thread takes a next run once the first ended: the index lists both, in order
     const third = await postSse(`${b.url}/agent/assistant/run`, runInput(threadId, "run-3", "next"));
     assert.equal(third.events.at(-1).type, EventType.RUN_FINISHED);
-    const { held } = await runnerA.threadRuns(threadId);
-    assert.deepEqual(held.map((r) => r.slot), [0, 1]);
+    const held = await runnerA.threadRuns(threadId);
+    assert.deepEqual(held.map((r) => [r.runId, r.running]),
+      [[runnerA.runIdOf(threadId, 0), false], [runnerA.runIdOf(threadId, 1), false]]);
+    assert.ok(held[0].endedAt <= held[1].startedAt, "oldest first");
     delete control.holds[threadId];
   });
 
@@ -151,7 +156,7 @@ describe("IqStreamAgentRunner in CopilotRuntime", () => {
     const refused = results.filter((r) => /Thread already running/.test(r.error ?? ""));
     assert.equal(finished.length, 1, JSON.stringify(results.map((r) => r.error ?? r.events.length)));
     assert.equal(refused.length, 1);
-    const { held } = await runnerA.threadRuns(threadId);
+    const held = await runnerA.threadRuns(threadId);
     assert.equal(held.length, 1, "one run in IQ-Stream");
   });
 
@@ -181,6 +186,11 @@ describe("IqStreamAgentRunner in CopilotRuntime", () => {
         { type: EventType.TEXT_MESSAGE_END, messageId: "m2-run-s" }, { type: EventType.RUN_FINISHED }]);
     }
     assert.equal(await runnerA.isRunning({ threadId }), false);
+    // in IQ-Stream the run ended with the server's STOPPED, right after what the agent published
+    const [stopped] = await runnerB.threadRuns(threadId);
+    const raw = await runnerB.readAll(stopped.runId);
+    assert.equal(raw.length, MID + 1);
+    assert.deepEqual([raw.at(-1).type, raw.at(-1).code], [EventType.RUN_ERROR, "STOPPED"]);
     const again = await postJson(`${a.url}/agent/assistant/stop/${threadId}`, {});
     assert.equal(again.body.stopped, false, "nothing left to stop");
     delete control.holds[threadId];
@@ -243,5 +253,26 @@ describe("IqStreamAgentRunner in CopilotRuntime", () => {
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     }
+  });
+
+  test("the JS publisher: a stop is its own outcome, answered at once on the open request", async () => {
+    const runId = "ck.publisher-stop.0";
+    const token = await runnerA.token();
+    const publisher = new RunPublisher({ baseUrl: iq.baseUrl, runId, token }).open();
+    publisher.send({ type: EventType.RUN_STARTED, threadId: "publisher-stop", runId: "r" });
+    await waitFor(async () => (await runnerA.threadRuns("publisher-stop")).length === 1, 5000, "the run indexed");
+    assert.equal(publisher.stopped, false);
+    const del = await fetch(`${iq.baseUrl}/v1/runs/${runId}?ifRunning=true`, {
+      method: "DELETE", headers: { Authorization: `Bearer ${token}` },
+    });
+    assert.deepEqual(await del.json(), { runId, stopped: true, lastEventId: 2 });
+    const answer = await publisher.answer; // before end(): the server answered by itself
+    assert.equal(answer.status, 409);
+    assert.equal(answer.body.error, "run_stopped");
+    assert.equal(answer.body.lastEventId, 2);
+    assert.equal(publisher.stopped, true);
+    assert.equal(publisher.send({ type: EventType.RUN_FINISHED }), false, "nothing more is sent");
+    const [run] = await runnerA.threadRuns("publisher-stop");
+    assert.deepEqual([run.running, run.events], [false, 2]);
   });
 });

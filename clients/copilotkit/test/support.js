@@ -126,7 +126,7 @@ export const MID = 19;
 /**
  * A real AbstractAgent that plays script() with small pauses; `control` is shared by its clones
  * (the runtime clones the agent per request): `control.holds[threadId]` (a latch) holds the run
- * before step MID; `control.aborts` counts abortRun() calls that stopped a run.
+ * before step MID (or `control.holdAt`); `control.aborts` counts abortRun() calls that stopped a run.
  */
 export class ScriptedAgent extends AbstractAgent {
   constructor(control = { holds: {}, aborts: 0, runs: 0 }, config = {}) {
@@ -151,7 +151,7 @@ export class ScriptedAgent extends AbstractAgent {
       signal.addEventListener("abort", onAbort);
       (async () => {
         for (let i = 0; i < steps.length && !done; i++) {
-          if (i === MID && control.holds[input.threadId]) {
+          if (i === (control.holdAt ?? MID) && control.holds[input.threadId]) {
             await Promise.race([control.holds[input.threadId].wait(), new Promise((r) => signal.addEventListener("abort", r))]);
           } else {
             await new Promise((r) => setTimeout(r, 3));

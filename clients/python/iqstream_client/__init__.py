@@ -40,6 +40,7 @@ __all__ = [
     "RunStatus",
     "IqStreamError",
     "IqStreamHttpError",
+    "RunStoppedError",
 ]
 
 RUN_ID = re.compile(r"^[A-Za-z0-9._~:-]{1,128}$")
@@ -79,6 +80,17 @@ class IqStreamHttpError(IqStreamError):
         self.position = position
         self.retry_after = retry_after
         self.last_event_id = last_event_id  # for a refused publish: the id of the run's last event
+
+
+class RunStoppedError(IqStreamHttpError):
+    """The run was stopped while it was being published: someone with the publish right sent
+    ``DELETE /v1/runs/{runId}`` and the server answered the open request 409 ``run_stopped``.
+
+    The run has ended (its readers got ``RUN_ERROR`` with code ``STOPPED``); abort the agent and send
+    nothing more. ``last_event_id`` is the id of that ``RUN_ERROR``.
+    """
+
+    CODE = "run_stopped"
 
 
 @dataclass(frozen=True)
@@ -199,7 +211,8 @@ class IqStreamClient:
         after = None
         if retry_after and retry_after.strip().isdigit():
             after = float(retry_after.strip())
-        return IqStreamHttpError(run_id, status, code, message, position, after, last_event_id)
+        kind = RunStoppedError if status == 409 and code == RunStoppedError.CODE else IqStreamHttpError
+        return kind(run_id, status, code, message, position, after, last_event_id)
 
     @staticmethod
     def parse_result(run_id: str, body: bytes) -> PublishResult:
@@ -239,7 +252,8 @@ class IqStreamClient:
                          bool(doc.get("publishing", False)))
 
     def delete(self, run_id: str) -> None:
-        """Ends and drops the run now."""
+        """Stops a running run (its readers get RUN_ERROR STOPPED, its open publisher a
+        ``RunStoppedError``; it stays readable for the server's retention), or drops an ended run now."""
         _check_run_id(run_id)
         status, retry_after, reply = self._request("DELETE", f"{self.prefix}/v1/runs/{run_id}", run_id=run_id)
         if status not in (200, 204):
@@ -385,8 +399,19 @@ class RunPublisher:
         else:
             self._close()
 
+    @property
+    def stopped(self) -> bool:
+        """True once the server has answered that the run was stopped (``DELETE``): abort the agent;
+        ``send`` and ``finish`` then raise ``RunStoppedError``. Does not wait for an answer."""
+        if self._failure is None and self.result is None and self._conn is not None and _readable(self._conn.sock):
+            try:
+                self._handle_early_answer()
+            except IqStreamError:
+                pass  # kept in _failure
+        return isinstance(self._failure, RunStoppedError)
+
     def send(self, event: Any) -> "RunPublisher":
-        """Sends one event now (a dict, or JSON text)."""
+        """Sends one event now (a dict, or JSON text). Raises ``RunStoppedError`` once the run was stopped."""
         line = event_line(event)
         self._ensure_open()
         self._unconfirmed.append(line)

@@ -11,7 +11,7 @@ import unittest
 import uuid
 from pathlib import Path
 
-from iqstream_client import IqStreamClient, IqStreamError, IqStreamHttpError, PublishResult
+from iqstream_client import IqStreamClient, IqStreamError, IqStreamHttpError, PublishResult, RunStoppedError
 
 from .support import AgUiAgentServer, ServerProcess, SseSubscriber, TcpProxy, mint_token, workload_run
 
@@ -247,3 +247,28 @@ class PublisherTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+    def test_a_stop_from_elsewhere_is_a_distinct_outcome_seen_at_once(self) -> None:
+        run_id = new_run_id()
+        browser = self.subscribe(run_id)
+        run = self.client().open_run(run_id)
+        run.send({"type": "RUN_STARTED", "threadId": "t", "runId": run_id})
+        run.send({"type": "TEXT_MESSAGE_START", "messageId": "m", "role": "assistant"})
+        browser.await_events(2)
+        self.assertFalse(run.stopped)
+        self.client().delete(run_id)  # another process stops the run
+        deadline = time.monotonic() + 10
+        while not run.stopped and time.monotonic() < deadline:
+            time.sleep(0.005)
+        self.assertTrue(run.stopped, "the open publish learns of the stop without sending anything")
+        with self.assertRaises(RunStoppedError) as caught:
+            run.send({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "late"})
+        self.assertEqual((caught.exception.status, caught.exception.code, caught.exception.last_event_id),
+                         (409, "run_stopped", 3))
+        self.assertIsInstance(caught.exception, IqStreamHttpError)
+        with self.assertRaises(RunStoppedError):
+            run.finish()
+        browser.await_end()
+        event_id, closing = browser.events[2]
+        self.assertEqual((event_id, closing["type"], closing["code"]), (3, "RUN_ERROR", "STOPPED"))
+        self.assertTrue(self.client().status(run_id).ended, "the stopped run is kept, ended")

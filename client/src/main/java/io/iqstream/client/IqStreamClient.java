@@ -115,7 +115,11 @@ public final class IqStreamClient {
     }
   }
 
-  /** {@code DELETE /v1/runs/{runId}}: ends and drops the run now. */
+  /**
+   * {@code DELETE /v1/runs/{runId}}: a running run is stopped (its readers get {@code RUN_ERROR} {@code STOPPED}, its
+   * open publisher a {@link RunStoppedException}; the run stays readable for the server's retention); an ended run
+   * is dropped now.
+   */
   public void delete(String runId) {
     checkRunId(runId);
     HttpResponse<String> response = send(request(runUri(runId)).DELETE().build(), runId);
@@ -123,6 +127,31 @@ public final class IqStreamClient {
   }
 
   // ---- shared with RunPublisher ----
+
+  /**
+   * Whether the ended run {@code runId}, holding {@code events} events, was ended by a stop: its last
+   * event is {@code RUN_ERROR} with code {@code STOPPED}. One {@code GET .../events} from the last id.
+   */
+  boolean endedByStop(String runId, long events) {
+    if (events < 1) return false;
+    HttpRequest request = request(eventsUri(runId))
+        .header("Accept", "text/event-stream")
+        .header("Last-Event-ID", Long.toString(events - 1))
+        .GET()
+        .build();
+    HttpResponse<String> response = send(request, runId);
+    if (response.statusCode() != 200) return false;
+    for (String line : response.body().split("\n")) {
+      if (!line.startsWith("data:")) continue;
+      try {
+        JsonNode n = mapper.readTree(line.substring(5).trim());
+        return n != null && "RUN_ERROR".equals(n.path("type").asText()) && "STOPPED".equals(n.path("code").asText());
+      } catch (IOException e) {
+        return false;
+      }
+    }
+    return false;
+  }
 
   HttpClient http() {
     return http;
@@ -213,6 +242,9 @@ public final class IqStreamClient {
       message = abbreviate(response.body());
     }
     Duration retryAfter = response.headers().firstValue("Retry-After").map(IqStreamClient::parseRetryAfter).orElse(null);
+    if (response.statusCode() == 409 && RunStoppedException.CODE.equals(code)) {
+      return new RunStoppedException(runId, message, position, lastEventId);
+    }
     return new IqStreamHttpException(runId, response.statusCode(), code, message, position, lastEventId, retryAfter);
   }
 

@@ -9,10 +9,11 @@ import java.util.Optional;
  *
  * <p>Codes by status: 400 {@code bad_run_id | bad_json | missing_type | bad_request}; 401
  * {@code unauthenticated}; 403 {@code forbidden}; 404 {@code not_found}; 409 {@code
- * publisher_active | run_ended | run_lost | event_id_mismatch}; 410 {@code gone}; 413 {@code event_too_large | run_too_large};
+ * publisher_active | run_ended | run_lost | event_id_mismatch | run_stopped} (run_stopped is thrown as its own
+ * type, {@link RunStoppedException}); 410 {@code gone}; 413 {@code event_too_large | run_too_large};
  * 415 {@code unsupported_media_type}; 503 {@code over_budget | draining} (with Retry-After).
  */
-public final class IqStreamHttpException extends IqStreamException {
+public class IqStreamHttpException extends IqStreamException {
   private static final long serialVersionUID = 1L;
 
   private final int statusCode;

@@ -39,6 +39,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * publisher with {@link IqStreamHttpException}: the next {@code send} or {@code finish} throws
  * it. Events before a refused event stay in the run (the server's rule).
  *
+ * <p>A stop ({@code DELETE /v1/runs/{runId}} by anyone with the publish right, e.g. a user's stop
+ * button) is its own outcome: the server answers the open request 409 {@code run_stopped} at once,
+ * {@link #stopped()} turns true, and the next {@code send} or {@code finish} throws {@link
+ * RunStoppedException}. Abort the agent producing the run.
+ *
  * <p>Thread model: any thread may call it; calls are serialised by a lock, and events are
  * appended in the order their {@code send} calls return. {@code send} blocks only while a broken
  * request is being replaced.
@@ -76,6 +81,30 @@ public final class RunPublisher implements AutoCloseable {
     lock.lock();
     try {
       startRequest(baseEventCount);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * True once the run is known to be stopped ({@code DELETE}): abort the agent; {@code send} and
+   * {@code finish} now throw {@link RunStoppedException}. Java's HTTP client reads an answer only
+   * after the request body ends, so while the request is open this asks the server (one {@code GET
+   * /v1/runs/{runId}}, and one read of its last event if it has ended): call it between events or
+   * on a timer, not for every token.
+   */
+  public boolean stopped() {
+    lock.lock();
+    try {
+      if (failure == null && result == null) {
+        RunStatus status = client.status(runId).orElse(null);
+        if (status != null && status.ended() && endedByStop(status.events())) {
+          fail(new RunStoppedException(runId, "run " + runId + " was stopped (DELETE)", 0, status.events()));
+        }
+      }
+      return failure instanceof RunStoppedException;
+    } catch (IqStreamException e) {
+      return failure instanceof RunStoppedException; // the server could not be asked now
     } finally {
       lock.unlock();
     }
@@ -322,6 +351,10 @@ public final class RunPublisher implements AutoCloseable {
       mayHaveEvents = false;
       long count = status == null ? 0 : status.events();
       long accepted = count - baseEventCount;
+      if (status != null && status.ended() && endedByStop(count)) {
+        // the server's RUN_ERROR STOPPED follows what it took of ours: nothing more is taken
+        throw fail(new RunStoppedException(runId, "run " + runId + " was stopped (DELETE)", 0, count));
+      }
       if (accepted < 0 || accepted > unconfirmed.size()) {
         throw fail(new IqStreamException(
             "run '" + runId + "' changed under its publisher: the server holds " + count
@@ -347,6 +380,15 @@ public final class RunPublisher implements AutoCloseable {
       for (byte[] line : unconfirmed) body.offer(line);
       if (completing) body.complete();
       return;
+    }
+  }
+
+  /** Whether the ended run's last event is the server's stop; false when that cannot be read now. */
+  private boolean endedByStop(long events) {
+    try {
+      return client.endedByStop(runId, events);
+    } catch (IqStreamException e) {
+      return false;
     }
   }
 

@@ -298,4 +298,31 @@ class RunPublisherTest {
     assertEquals(410, gone.statusCode(), "deleted: gone");
     assertEquals("gone", gone.errorCode());
   }
+
+  @Test
+  void aStopFromElsewhereIsADistinctOutcomeSeenAtOnce() throws Exception {
+    IqStreamClient client = server.client(server.baseUri, server.publishToken());
+    String runId = newRunId();
+    try (SseSubscriber browser = new SseSubscriber(server.baseUri, runId, server.publishToken())) {
+      RunPublisher run = client.openRun(runId);
+      run.send(AgUiEvents.runStarted("t", runId));
+      run.send(AgUiEvents.textMessageStart("m"));
+      browser.awaitEvents(2, WAIT);
+      assertFalse(run.stopped());
+      // another process (a stop button behind another instance) stops the run
+      server.client(server.baseUri, server.publishToken()).delete(runId);
+      assertTrue(run.stopped(), "the open publish learns of the stop without sending anything");
+      RunStoppedException stop = assertThrows(RunStoppedException.class, () -> run.send(content("m", 1)));
+      assertEquals(409, stop.statusCode());
+      assertEquals("run_stopped", stop.errorCode());
+      assertEquals(3, stop.lastEventId(), "the stop's RUN_ERROR is the run's last event");
+      assertThrows(RunStoppedException.class, run::finish);
+      browser.awaitEnd(WAIT);
+      assertEquals(3, browser.events.size());
+      JsonNode closing = JSON.readTree(browser.events.get(2).data());
+      assertEquals("RUN_ERROR", closing.get("type").asText());
+      assertEquals("STOPPED", closing.get("code").asText());
+    }
+    assertTrue(client.status(runId).orElseThrow().ended(), "the stopped run is kept, ended");
+  }
 }

@@ -4,7 +4,7 @@ import java.util.Map;
 
 /**
  * What one verified token grants, read from its {@code iqstream} claim:
- * {@code {"subscribe": ["run-42", "thread-7:*"], "publish": ["*"]}}.
+ * {@code {"subscribe": ["run-42", "thread-7:*"], "publish": ["*"], "threads": ["thread-7"]}}.
  *
  * <p>A token without the claim, or with a claim that is not a JSON object, grants nothing; so
  * does a malformed pattern list (see {@link RunPatterns#fromClaimValue(Object)}). Such a token
@@ -18,14 +18,17 @@ final class Rights {
     static final String CLAIM = "iqstream";
 
     /** Grants nothing. */
-    static final Rights NONE = new Rights(RunPatterns.NONE, RunPatterns.NONE);
+    static final Rights NONE = new Rights(RunPatterns.NONE, RunPatterns.NONE, RunPatterns.NONE);
 
     private final RunPatterns publish;
     private final RunPatterns subscribe;
+    /** Thread ids whose runs may be listed. */
+    private final RunPatterns threads;
 
-    private Rights(RunPatterns publish, RunPatterns subscribe) {
+    private Rights(RunPatterns publish, RunPatterns subscribe, RunPatterns threads) {
         this.publish = publish;
         this.subscribe = subscribe;
+        this.threads = threads;
     }
 
     /** Reads the value of the {@code iqstream} claim (null when the token has none). */
@@ -35,15 +38,18 @@ final class Rights {
         }
         RunPatterns publish = RunPatterns.fromClaimValue(map.get(Right.PUBLISH.claimKey()));
         RunPatterns subscribe = RunPatterns.fromClaimValue(map.get(Right.SUBSCRIBE.claimKey()));
-        if (publish.isEmpty() && subscribe.isEmpty()) {
+        RunPatterns threads = RunPatterns.fromClaimValue(map.get(Right.THREADS.claimKey()));
+        if (publish.isEmpty() && subscribe.isEmpty() && threads.isEmpty()) {
             return NONE;
         }
-        return new Rights(publish, subscribe);
+        return new Rights(publish, subscribe, threads);
     }
 
-    /** Whether {@code right} is granted on {@code runId}. */
-    boolean allows(String runId, Right right) {
-        return (right == Right.PUBLISH ? publish : subscribe).matches(runId);
+    /** Whether {@code right} is granted on {@code id} (a run id; a thread id for {@link Right#THREADS}). */
+    boolean allows(String id, Right right) {
+        // comparisons, not an enum switch: no switch-map class on this allocation-free path
+        RunPatterns patterns = right == Right.PUBLISH ? publish : right == Right.SUBSCRIBE ? subscribe : threads;
+        return patterns.matches(id);
     }
 
     /** Whether either right is granted on {@code runId}. */

@@ -52,12 +52,23 @@ public final class TokenMinter {
      * @param ttl how long the token is valid, positive
      */
     public String mint(List<String> publish, List<String> subscribe, Duration ttl) {
+        return mint(publish, subscribe, null, ttl);
+    }
+
+    /**
+     * As {@link #mint(List, List, Duration)}, also granting the {@code threads} right (listing a thread's runs) on
+     * the thread id patterns {@code threads} (null or empty: not granted, and the key is left out).
+     */
+    public String mint(List<String> publish, List<String> subscribe, List<String> threads, Duration ttl) {
         if (ttl.isNegative() || ttl.isZero()) {
             throw new IllegalArgumentException("token lifetime must be positive, not " + ttl);
         }
         Map<String, List<String>> rights = new LinkedHashMap<>();
         rights.put(Right.PUBLISH.claimKey(), publish == null ? List.of() : List.copyOf(publish));
         rights.put(Right.SUBSCRIBE.claimKey(), subscribe == null ? List.of() : List.copyOf(subscribe));
+        if (threads != null && !threads.isEmpty()) {
+            rights.put(Right.THREADS.claimKey(), List.copyOf(threads));
+        }
         long nowMs = clock.millis();
         return Jwts.builder()
                 .json(json)

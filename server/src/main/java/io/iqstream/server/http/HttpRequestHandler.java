@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
 /**
  * Routes each request of a connection, and nothing else: a message the decoder could not read is answered 400
  * and the connection closed; operations endpoints go to {@link OperationsRoute}, {@code /demo} to
- * {@link DemoRoute}; run requests are validated (target encoding, run id, method, token, Last-Event-ID), moved to
+ * {@link DemoRoute}, {@code /v1/threads/} to {@link ThreadRunsRoute}; run requests are validated (target encoding, run id, method, token, Last-Event-ID), moved to
  * the run's owner worker, then handed to a {@link PublishSession}, a {@link SubscriberStream} or
  * {@link RunStatusHandler}. Any exception while serving answers 500 {@code internal_error} and closes.
  *
@@ -158,6 +158,10 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         }
         if (DemoRoute.serves(target.path())) {
             demo = DemoRoute.start(server, ctx, request);
+            return;
+        }
+        if (ThreadRunsRoute.serves(target.rawPath())) {
+            ThreadRunsRoute.serve(server, ctx, request, target.rawPath(), keepAlive);
             return;
         }
         RunRoute route = RunRoute.parse(target.rawPath());

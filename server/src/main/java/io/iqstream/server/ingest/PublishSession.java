@@ -237,6 +237,22 @@ public final class PublishSession implements EventSink {
         }
     }
 
+    /**
+     * The run was stopped ({@code DELETE /v1/runs/{id}}) while this request was open: answered at once with 409
+     * {@code run_stopped} (and the run's last event id), so the producer learns within a round trip; the rest of
+     * the body is not read. The caller has already ended the run.
+     */
+    public void stopped() {
+        if (finished) {
+            return;
+        }
+        finished = true;
+        detach();
+        server.replies().publishError(ctx, request, "run_stopped", HttpResponseStatus.CONFLICT,
+                "run " + run.id() + " was stopped (DELETE); no more events are taken", position, run.id(),
+                run.lastEventId());
+    }
+
     /** The publishing connection. */
     public Channel channel() {
         return ctx.channel();

@@ -28,6 +28,7 @@ public final class Metrics {
     public final LongAdder bytesOut = new LongAdder();
     public final LongAdder publishersLost = new LongAdder();
     public final LongAdder runsIdled = new LongAdder();
+    public final LongAdder runsStopped = new LongAdder();
     public final LongAdder slowSubscribersCut = new LongAdder();
     public final LongAdder channelMoves = new LongAdder();
     /** Connections held on the main port (the admin port's are not counted). */
@@ -82,6 +83,8 @@ public final class Metrics {
         counter(sb, "iqstream_runs_publisher_lost_total", "Runs ended with RUN_ERROR PUBLISHER_LOST.",
                 publishersLost.sum());
         counter(sb, "iqstream_runs_idle_ended_total", "Runs ended with RUN_ERROR RUN_IDLE.", runsIdled.sum());
+        counter(sb, "iqstream_runs_stopped_total", "Running runs stopped by DELETE (RUN_ERROR STOPPED).",
+                runsStopped.sum());
         gauge(sb, "iqstream_subscribers_active", "Open subscriber streams.", subscribersActive.sum());
         counter(sb, "iqstream_subscribers_total", "Subscriber streams opened.", subscribersTotal.sum());
         gauge(sb, "iqstream_publishers_active", "Open publishing requests.", publishersActive.sum());

@@ -31,6 +31,9 @@ public final class Run {
     private long reservedBytes;
     private long chargedBytes;
     private ScheduledFuture<?> timer;
+    private String threadId;
+    private long startedAtMs;
+    private long endedAtMs;
 
     public Run(String id, ByteBufAllocator allocator, SegmentCodec codec, SegmentCopies copies, long nowNanos) {
         this.id = id;
@@ -66,6 +69,30 @@ public final class Run {
 
     public long lastAppendNanos() {
         return lastAppendNanos;
+    }
+
+    /** The {@code threadId} of the run's {@code RUN_STARTED} (its first event), or null when it has none. */
+    public String threadId() {
+        return threadId;
+    }
+
+    /** Wall-clock time the run was indexed under its thread (its RUN_STARTED arrived), epoch ms. */
+    public long startedAtMs() {
+        return startedAtMs;
+    }
+
+    /** Wall-clock time the run ended, epoch ms; 0 while it is open. */
+    public long endedAtMs() {
+        return endedAtMs;
+    }
+
+    void indexed(String thread, long nowMs) {
+        this.threadId = thread;
+        this.startedAtMs = nowMs;
+    }
+
+    void endedAt(long nowMs) {
+        this.endedAtMs = nowMs;
     }
 
     /** The publishing request now attached, or null. */

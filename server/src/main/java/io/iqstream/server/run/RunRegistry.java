@@ -40,6 +40,7 @@ public final class RunRegistry {
     private final Tombstones tombstones;
     private final SegmentCodec codec;
     private final SegmentCopies copies;
+    private final ThreadIndex threads;
     private ScheduledFuture<?> sweeper;
 
     /** How often idle unpacked copies are freed and expired tombstones forgotten. */
@@ -55,6 +56,7 @@ public final class RunRegistry {
         this.tombstones = new Tombstones(config.tombstoneMs(), budget, metrics.tombstonesEvicted);
         this.codec = config.compressLog() ? new SegmentCodec(allocator) : null;
         this.copies = codec != null ? new SegmentCopies(budget) : null;
+        this.threads = new ThreadIndex(budget);
         this.sweeper = loop.scheduleAtFixedRate(this::sweep, SWEEP_INTERVAL_MS, SWEEP_INTERVAL_MS,
                 TimeUnit.MILLISECONDS);
     }
@@ -70,6 +72,11 @@ public final class RunRegistry {
     /** The shared unpacked copies of this worker's packed segments (null when the log is not packed). */
     public SegmentCopies copies() {
         return copies;
+    }
+
+    /** This worker's runs by thread ({@code GET /v1/threads/{threadId}/runs}). */
+    public ThreadIndex threads() {
+        return threads;
     }
 
     public EventLoop loop() {
@@ -166,7 +173,15 @@ public final class RunRegistry {
             }
             run.chargedBytes(heldAfter);
         }
+        // a run's first event, when a RUN_STARTED with a threadId, puts the run in its thread's index
+        String threadId = run.lastEventId() == 0 ? ThreadIndex.threadIdOfRunStarted(json) : null;
+        if (threadId != null && !threads.charge(threadId, heldAfter)) {
+            return AppendOutcome.OVER_BUDGET;
+        }
         run.store(json, frameLength, terminal, System.nanoTime());
+        if (threadId != null) {
+            threads.add(threadId, run, System.currentTimeMillis());
+        }
         log.takeFreedBytes();
         long floor = Math.max(log.heldBytes(), run.reservedBytes());
         if (run.chargedBytes() > floor) {
@@ -199,7 +214,21 @@ public final class RunRegistry {
         run.flushReaders();
     }
 
+    /**
+     * Stops an open run now ({@code DELETE} of a running run): appends {@code RUN_ERROR} with code {@code STOPPED}
+     * and ends it; it stays readable for {@code --retention} like any ended run. The caller answers the publishing
+     * request, if one is attached. Does nothing to an ended run.
+     */
+    public void stop(Run run) {
+        if (run.isEnded()) {
+            return;
+        }
+        metrics.runsStopped.increment();
+        endWithError(run, "STOPPED", "run stopped");
+    }
+
     private void onEnded(Run run) {
+        run.endedAt(System.currentTimeMillis());
         metrics.runsEnded.increment();
         budget.learnRunSize(run.log().heldBytes());
         run.log().seal();
@@ -248,6 +277,7 @@ public final class RunRegistry {
             return;
         }
         runs.remove(run.id());
+        threads.remove(run);
         tombstones.add(run.id(), System.nanoTime());
         if (!run.isEnded()) {
             metrics.runsEnded.increment();

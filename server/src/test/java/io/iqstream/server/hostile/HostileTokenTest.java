@@ -56,8 +56,10 @@ class HostileTokenTest {
             String last = null;
             for (int i = 0; i < CHURN; i++) {
                 last = "churn-" + i;
+                // an ended run (DELETE of a running one stops it, and keeps it for --retention)
                 RawHttp.Response pub = RawHttp.exchange(server.port(), RawHttp.publish(last, "application/x-ndjson",
-                        token, "{\"type\":\"RUN_STARTED\"}\n".getBytes(StandardCharsets.UTF_8)), 10_000);
+                        token, "{\"type\":\"RUN_STARTED\"}\n{\"type\":\"RUN_FINISHED\"}\n"
+                                .getBytes(StandardCharsets.UTF_8)), 10_000);
                 assertEquals(200, pub.status(), pub.toString());
                 RawHttp.Response del = RawHttp.exchange(server.port(), "DELETE /v1/runs/" + last + " HTTP/1.1\r\n"
                         + "Host: 127.0.0.1\r\nAuthorization: Bearer " + token + "\r\nConnection: close\r\n\r\n", 10_000);

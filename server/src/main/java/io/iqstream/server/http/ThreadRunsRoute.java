@@ -1,0 +1,174 @@
+package io.iqstream.server.http;
+
+import io.iqstream.server.ServerContext;
+import io.iqstream.server.auth.AuthDecision;
+import io.iqstream.server.auth.Right;
+import io.iqstream.server.auth.TokenExtractor;
+import io.iqstream.server.metrics.Refusal;
+import io.iqstream.server.run.ThreadIndex;
+import io.iqstream.server.run.ThreadRun;
+import io.iqstream.server.worker.Worker;
+import io.iqstream.server.worker.Workers;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code GET /v1/threads/{threadId}/runs}: the held runs of a thread (runs whose first event is a
+ * {@code RUN_STARTED} with that {@code threadId}), oldest first, each with its id, whether it is running, its event
+ * count and its start and end times.
+ *
+ * <p>Authorization: the token must grant the {@code threads} right on the thread id (401 without a valid token, 403
+ * without the right, both before any 404); a run appears in the answer only when the token also grants publish or
+ * subscribe on its run id. No listed run: 404 {@code not_found}.
+ *
+ * <p>Threading: called on the connection's loop. A thread's runs may live on every worker (a run's worker is chosen
+ * by its run id), so each worker's {@link ThreadIndex} is asked on its own loop and the answers are joined without
+ * blocking any loop: the reply is written from the connection's loop when the last worker answers. Workers that do
+ * not answer within {@value #GATHER_TIMEOUT_MS} ms make the request 503 {@code workers_busy} (with Retry-After).
+ * The connection reads nothing more until the reply is written.
+ */
+public final class ThreadRunsRoute {
+    /** How long the workers' answers are awaited. */
+    static final long GATHER_TIMEOUT_MS = 2000;
+
+    private static final String PREFIX = "/v1/threads/";
+    private static final String RUNS = "/runs";
+
+    private ThreadRunsRoute() {}
+
+    /** Whether {@code rawPath} is a thread path (the route answers it, with an error when malformed). */
+    public static boolean serves(String rawPath) {
+        return rawPath.startsWith(PREFIX);
+    }
+
+    /** Serves the request (any method); answers every outcome itself. */
+    public static void serve(ServerContext server, ChannelHandlerContext ctx, HttpRequest request, String rawPath,
+            boolean keepAlive) {
+        HttpReplies replies = server.replies();
+        String rest = rawPath.substring(PREFIX.length());
+        if (!rest.endsWith(RUNS) || rest.indexOf('/') != rest.length() - RUNS.length()) {
+            server.metrics().refused(Refusal.NOT_FOUND);
+            replies.error(ctx, request, "not_found", HttpResponseStatus.NOT_FOUND, "no such endpoint: " + rawPath,
+                    keepAlive);
+            return;
+        }
+        String threadId = PercentDecoder.decode(rest, 0, rest.length() - RUNS.length(), false);
+        if (threadId == null || !isValidThreadId(threadId)) {
+            server.metrics().refused(Refusal.BAD_REQUEST);
+            replies.error(ctx, request, "bad_thread_id", HttpResponseStatus.BAD_REQUEST, "thread id must be 1-"
+                    + ThreadIndex.MAX_THREAD_ID_CHARS + " characters, none of them a control character", keepAlive);
+            return;
+        }
+        if (!request.method().equals(HttpMethod.GET)) {
+            FullHttpResponse r = new DefaultFullHttpResponse(request.protocolVersion(),
+                    HttpResponseStatus.METHOD_NOT_ALLOWED);
+            r.headers().set(HttpHeaderNames.ALLOW, "GET, OPTIONS");
+            r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, 0);
+            server.metrics().refused(Refusal.BAD_REQUEST);
+            replies.send(ctx, request, r, false);
+            return;
+        }
+        String token = TokenExtractor.extract(request, new QueryStringDecoder(request.uri()),
+                server.cors().allowsCredentials(request));
+        AuthDecision decision = server.authorizer().authorize(token, threadId, Right.THREADS);
+        if (decision == AuthDecision.UNAUTHENTICATED) {
+            server.metrics().refused(Refusal.UNAUTHENTICATED);
+            replies.error(ctx, request, "unauthenticated", HttpResponseStatus.UNAUTHORIZED,
+                    server.authorizer().refusalMessage(token), false);
+            return;
+        }
+        if (decision == AuthDecision.FORBIDDEN) {
+            server.metrics().refused(Refusal.FORBIDDEN);
+            replies.error(ctx, request, "forbidden", HttpResponseStatus.FORBIDDEN,
+                    "the token does not allow listing thread " + threadId + " (the \"threads\" right)", false);
+            return;
+        }
+        gather(server, ctx, request, threadId, token, keepAlive);
+    }
+
+    /** AG-UI thread ids are free text: any 1-256 characters but control characters. */
+    static boolean isValidThreadId(String threadId) {
+        if (threadId.isEmpty() || threadId.length() > ThreadIndex.MAX_THREAD_ID_CHARS) {
+            return false;
+        }
+        for (int i = 0; i < threadId.length(); i++) {
+            char c = threadId.charAt(i);
+            if (c < 0x20 || c == 0x7f) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static void gather(ServerContext server, ChannelHandlerContext ctx, HttpRequest request, String threadId,
+            String token, boolean keepAlive) {
+        Workers workers = server.workers();
+        List<CompletableFuture<List<ThreadRun>>> parts = new ArrayList<>(workers.size());
+        for (int i = 0; i < workers.size(); i++) {
+            Worker w = workers.get(i);
+            parts.add(CompletableFuture.supplyAsync(() -> w.registry().threads().runsOf(threadId), w.loop()));
+        }
+        ctx.channel().config().setAutoRead(false);
+        CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
+                .orTimeout(GATHER_TIMEOUT_MS, TimeUnit.MILLISECONDS)
+                .whenComplete((ignored, failure) -> ctx.channel().eventLoop().execute(() -> {
+                    try {
+                        if (failure != null) {
+                            server.replies().error(ctx, request, "workers_busy",
+                                    HttpResponseStatus.SERVICE_UNAVAILABLE, "the workers did not answer within "
+                                            + GATHER_TIMEOUT_MS + " ms; try again", false);
+                            return;
+                        }
+                        List<ThreadRun> runs = new ArrayList<>();
+                        for (CompletableFuture<List<ThreadRun>> part : parts) {
+                            for (ThreadRun r : part.join()) {
+                                if (server.authorizer().authorizeAny(token, r.runId()) == AuthDecision.ALLOWED) {
+                                    runs.add(r);
+                                }
+                            }
+                        }
+                        reply(server, ctx, request, threadId, runs, keepAlive);
+                        ctx.channel().config().setAutoRead(true);
+                    } catch (RuntimeException e) {
+                        ctx.pipeline().fireExceptionCaught(e);
+                    }
+                }));
+    }
+
+    private static void reply(ServerContext server, ChannelHandlerContext ctx, HttpRequest request, String threadId,
+            List<ThreadRun> runs, boolean keepAlive) {
+        if (runs.isEmpty()) {
+            server.metrics().refused(Refusal.NOT_FOUND);
+            server.replies().error(ctx, request, "not_found", HttpResponseStatus.NOT_FOUND,
+                    "no held run of thread " + threadId, keepAlive);
+            return;
+        }
+        runs.sort(Comparator.comparingLong(ThreadRun::startedNanos).thenComparing(ThreadRun::runId));
+        StringBuilder sb = new StringBuilder(64 + 128 * runs.size()).append("{\"threadId\":");
+        Json.quote(sb, threadId);
+        sb.append(",\"runs\":[");
+        for (int i = 0; i < runs.size(); i++) {
+            ThreadRun r = runs.get(i);
+            sb.append(i == 0 ? "{" : ",{").append("\"runId\":");
+            Json.quote(sb, r.runId());
+            sb.append(",\"running\":").append(!r.ended())
+                    .append(",\"events\":").append(r.events())
+                    .append(",\"startedAt\":").append(r.startedAtMs())
+                    .append(",\"endedAt\":").append(r.ended() ? Long.toString(r.endedAtMs()) : "null")
+                    .append('}');
+        }
+        sb.append("]}");
+        server.replies().json(ctx, request, HttpResponseStatus.OK, sb.toString(), keepAlive);
+    }
+}
