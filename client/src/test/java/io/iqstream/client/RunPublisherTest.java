@@ -292,7 +292,12 @@ class RunPublisherTest {
     assertEquals(4, status.events());
     assertFalse(status.ended());
     client.delete(runId);
-    // docs/API.md: DELETE drops the run now and tombstones its id, so its status is 410 gone (not absent, not ended)
+    // docs/API.md: DELETE of a running run stops it (RUN_ERROR STOPPED appended, kept for --retention) ...
+    RunStatus stopped = client.status(runId).orElseThrow();
+    assertTrue(stopped.ended(), "a stopped run has ended");
+    assertEquals(5, stopped.events(), "its RUN_ERROR STOPPED is event 5");
+    // ... and DELETE of an ended run drops it now and tombstones its id: status 410 gone (not absent, not ended)
+    client.delete(runId);
     IqStreamHttpException gone = assertThrows(IqStreamHttpException.class, () -> client.status(runId),
         "a deleted run's status is 410, not a reply");
     assertEquals(410, gone.statusCode(), "deleted: gone");
