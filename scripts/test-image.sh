@@ -125,7 +125,7 @@ cmdline="$(tr '\0' ' ' <"/proc/$pid/cmdline")"
   || fail "the JVM (PID 1 of the container) is not run with the plan: $cmdline"
 uid="$(awk '/^Uid:/ {print $2}' "/proc/$pid/status")"
 [[ "$uid" == 10001 ]] || fail "runs as uid $uid"
-transport="$(grep -o '([a-z_]*, [0-9]* workers)' <<<"$logs")"
+transport="$(grep -o '([a-z_]*, [0-9]* workers' <<<"$logs")"
 [[ "$transport" == "(epoll,"* || "$transport" == "(io_uring,"* ]] \
   || fail "native transport not loaded on the read-only root: $transport"
 ok "runs as uid $uid, $plan; java is PID 1 with -Xmx${heap}m; $transport"
