@@ -47,6 +47,7 @@ unshare -m -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$WORK" WORK="$WORK
   IQSTREAM_JWT_SECRET="$secret" IQSTREAM_MEMORY_BUDGET=64m "$HOME_DIR/bin/iqstream" serve --host 127.0.0.1 \
     --port 0 --drain-timeout 30s >"$WORK/server.out" 2>"$WORK/server.err" &
   pid=$!
+  trap "kill -KILL \$pid 2>/dev/null || true" EXIT   # a failed check must not leave the server running
   for _ in $(seq 1 600); do
     grep -q "listening on" "$WORK/server.out" 2>/dev/null && break
     kill -0 $pid 2>/dev/null || { echo "test-dist: FAIL: server exited"; cat "$WORK/server.err"; exit 1; }
