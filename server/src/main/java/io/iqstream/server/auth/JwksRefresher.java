@@ -1,5 +1,8 @@
 package io.iqstream.server.auth;
 
+import static io.iqstream.server.metrics.Metrics.counter;
+import static io.iqstream.server.metrics.Metrics.gauge;
+
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -362,18 +365,6 @@ final class JwksRefresher implements AutoCloseable {
                 unknownKids.sum());
         counter(sb, "iqstream_jwks_early_refreshes_total", "Fetches made early because of an unknown kid"
                 + " (at most one per --jwks-refresh-min).", earlyRefreshes.get());
-    }
-
-    private static void gauge(StringBuilder sb, String name, String help, long value) {
-        sb.append("# HELP ").append(name).append(' ').append(help).append('\n');
-        sb.append("# TYPE ").append(name).append(" gauge\n");
-        sb.append(name).append(' ').append(value).append('\n');
-    }
-
-    private static void counter(StringBuilder sb, String name, String help, long value) {
-        sb.append("# HELP ").append(name).append(' ').append(help).append('\n');
-        sb.append("# TYPE ").append(name).append(" counter\n");
-        sb.append(name).append(' ').append(value).append('\n');
     }
 
     /** Stops the thread and the client. */

@@ -140,13 +140,15 @@ public final class Metrics {
         return sb.toString();
     }
 
-    private static void gauge(StringBuilder sb, String name, String help, long value) {
+    /** Appends one Prometheus gauge (HELP, TYPE, value); shared by every part that renders metrics. */
+    public static void gauge(StringBuilder sb, String name, String help, long value) {
         sb.append("# HELP ").append(name).append(' ').append(help).append('\n');
         sb.append("# TYPE ").append(name).append(" gauge\n");
         sb.append(name).append(' ').append(value).append('\n');
     }
 
-    private static void counter(StringBuilder sb, String name, String help, long value) {
+    /** Appends one Prometheus counter (HELP, TYPE, value); shared by every part that renders metrics. */
+    public static void counter(StringBuilder sb, String name, String help, long value) {
         sb.append("# HELP ").append(name).append(' ').append(help).append('\n');
         sb.append("# TYPE ").append(name).append(" counter\n");
         sb.append(name).append(' ').append(value).append('\n');
