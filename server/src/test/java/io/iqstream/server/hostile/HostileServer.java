@@ -4,20 +4,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.admission.MemoryPlan;
 import io.iqstream.server.config.Quantities;
+import io.iqstream.server.testing.ServerOutput;
 import io.iqstream.server.testing.TestServer;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The real server, {@code io.iqstream.server.Main serve}, in its own small JVM started with the launcher's flags
@@ -36,7 +32,6 @@ final class HostileServer implements AutoCloseable {
             "-Dio.netty.leakDetection.level=disabled", "--enable-native-access=ALL-UNNAMED",
             "-Dio.netty.tryReflectionSetAccessible=true", "--add-opens=java.base/java.nio=ALL-UNNAMED",
             "--add-opens=java.base/jdk.internal.misc=ALL-UNNAMED", "-Dio.netty.allocator.type=pooled");
-    private static final Pattern LISTENING = Pattern.compile("listening on http://[^:]+:(\\d+)");
 
     private final Process process;
     private final ConcurrentLinkedQueue<String> output;
@@ -78,38 +73,8 @@ final class HostileServer implements AutoCloseable {
         }
         Process p = spawn(args);
         ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();
-        CountDownLatch listening = new CountDownLatch(1);
-        int[] port = {-1};
-        Thread drain = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
-                    StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    output.add(line);
-                    Matcher m = LISTENING.matcher(line);
-                    if (port[0] < 0 && m.find()) {
-                        port[0] = Integer.parseInt(m.group(1));
-                        listening.countDown();
-                    }
-                }
-            } catch (IOException ignored) {
-                // the process ended
-            }
-            listening.countDown();
-        }, "hostile-server-output");
-        drain.setDaemon(true);
-        drain.start();
-        try {
-            if (!listening.await(30, TimeUnit.SECONDS) || port[0] < 0) {
-                p.destroyForcibly();
-                throw new AssertionError("server did not start: " + String.join("\n", output));
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            p.destroyForcibly();
-            throw new IOException(e);
-        }
-        return new HostileServer(p, output, port[0], admin);
+        ServerOutput.Started started = ServerOutput.awaitListening(p, output, "hostile-server-output");
+        return new HostileServer(p, output, started.port(), admin);
     }
 
     /** Runs {@code serve} with {@code flags} (nothing added) and waits up to {@code timeoutMs} for it to exit. */

@@ -4,18 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.admission.MemoryPlan;
 import io.iqstream.server.config.Quantities;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -32,7 +28,6 @@ import java.util.regex.Pattern;
  * {@link #assertNoLeaks} is meant to be called after it.
  */
 public final class LaunchedServer implements AutoCloseable {
-    private static final Pattern LISTENING = Pattern.compile("listening on http://[^:]+:(\\d+)");
     private static final Pattern JVM_COMMON = Pattern.compile("(?s)\\nJVM_COMMON=\\((.*?)\\)");
 
     private final Process process;
@@ -107,38 +102,8 @@ public final class LaunchedServer implements AutoCloseable {
         Process p = pb.start();
         ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();
         // (the command line itself is not kept: its -XX:+ExitOnOutOfMemoryError would match the out-of-memory check)
-        CountDownLatch listening = new CountDownLatch(1);
-        int[] port = {-1};
-        Thread drain = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
-                    StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    output.add(line);
-                    Matcher lm = LISTENING.matcher(line);
-                    if (port[0] < 0 && lm.find()) {
-                        port[0] = Integer.parseInt(lm.group(1));
-                        listening.countDown();
-                    }
-                }
-            } catch (IOException ignored) {
-                // the process ended
-            }
-            listening.countDown();
-        }, "launched-server-output");
-        drain.setDaemon(true);
-        drain.start();
-        try {
-            if (!listening.await(30, TimeUnit.SECONDS) || port[0] < 0) {
-                p.destroyForcibly();
-                throw new AssertionError("server did not start: " + String.join("\n", output));
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            p.destroyForcibly();
-            throw new IOException(e);
-        }
-        return new LaunchedServer(p, output, drain, port[0]);
+        ServerOutput.Started started = ServerOutput.awaitListening(p, output, "launched-server-output");
+        return new LaunchedServer(p, output, started.reader(), started.port());
     }
 
     private static void addDefault(List<String> args, String flag, String value) {
