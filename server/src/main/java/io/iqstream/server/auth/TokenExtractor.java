@@ -3,7 +3,6 @@ package io.iqstream.server.auth;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.handler.codec.http.cookie.Cookie;
 import io.netty.handler.codec.http.cookie.ServerCookieDecoder;
 import java.util.List;
@@ -39,11 +38,12 @@ public final class TokenExtractor {
     /**
      * The request's token, or null if it presents none.
      *
-     * @param query the request's decoded query (may be null: no query is looked at)
+     * @param queryTokens the decoded values of the {@code access_token} query parameter, as the request
+     *     target's parser gave them (null: none)
      * @param cookieAllowed whether the {@code iqstream_token} cookie may be used (see the class
      *     notes); when false a cookie is ignored as if absent
      */
-    public static String extract(HttpRequest request, QueryStringDecoder query, boolean cookieAllowed) {
+    public static String extract(HttpRequest request, List<String> queryTokens, boolean cookieAllowed) {
         HttpHeaders headers = request.headers();
         String authorization = headers.get(HttpHeaderNames.AUTHORIZATION);
         if (authorization != null) {
@@ -52,13 +52,10 @@ public final class TokenExtractor {
                 return token;
             }
         }
-        if (query != null) {
-            List<String> values = query.parameters().get(QUERY_PARAMETER);
-            if (values != null) {
-                for (String value : values) {
-                    if (!value.isEmpty()) {
-                        return value;
-                    }
+        if (queryTokens != null) {
+            for (String value : queryTokens) {
+                if (!value.isEmpty()) {
+                    return value;
                 }
             }
         }

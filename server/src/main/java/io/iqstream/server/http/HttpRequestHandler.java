@@ -26,7 +26,6 @@ import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -161,7 +160,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (ThreadRunsRoute.serves(target.rawPath())) {
-            ThreadRunsRoute.serve(server, ctx, request, target.rawPath(), keepAlive);
+            ThreadRunsRoute.serve(server, ctx, request, target, keepAlive);
             return;
         }
         RunRoute route = RunRoute.parse(target.rawPath());
@@ -185,8 +184,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             replies.send(ctx, request, r, false);
             return;
         }
-        // the target is well-formed (checked above), so Netty's decoder cannot throw on it
-        String token = TokenExtractor.extract(request, new QueryStringDecoder(request.uri()),
+        String token = TokenExtractor.extract(request, target.parameters(TokenExtractor.QUERY_PARAMETER),
                 server.cors().allowsCredentials(request));
         AuthDecision decision = right == null ? server.authorizer().authorizeAny(token, route.runId())
                 : server.authorizer().authorize(token, route.runId(), right);

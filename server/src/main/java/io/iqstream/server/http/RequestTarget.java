@@ -51,6 +51,11 @@ public record RequestTarget(String rawPath, String path, Map<String, List<String
         return new RequestTarget(rawPath, path, parameters);
     }
 
+    /** Every value of query parameter {@code name}, in order, or null when it is absent. */
+    public List<String> parameters(String name) {
+        return parameters.get(name);
+    }
+
     /** The first value of query parameter {@code name}, or null. */
     public String parameter(String name) {
         List<String> values = parameters.get(name);

@@ -16,7 +16,6 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.QueryStringDecoder;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -53,9 +52,10 @@ public final class ThreadRunsRoute {
     }
 
     /** Serves the request (any method); answers every outcome itself. */
-    public static void serve(ServerContext server, ChannelHandlerContext ctx, HttpRequest request, String rawPath,
-            boolean keepAlive) {
+    public static void serve(ServerContext server, ChannelHandlerContext ctx, HttpRequest request,
+            RequestTarget target, boolean keepAlive) {
         HttpReplies replies = server.replies();
+        String rawPath = target.rawPath();
         String rest = rawPath.substring(PREFIX.length());
         if (!rest.endsWith(RUNS) || rest.indexOf('/') != rest.length() - RUNS.length()) {
             server.metrics().refused(Refusal.NOT_FOUND);
@@ -79,7 +79,7 @@ public final class ThreadRunsRoute {
             replies.send(ctx, request, r, false);
             return;
         }
-        String token = TokenExtractor.extract(request, new QueryStringDecoder(request.uri()),
+        String token = TokenExtractor.extract(request, target.parameters(TokenExtractor.QUERY_PARAMETER),
                 server.cors().allowsCredentials(request));
         AuthDecision decision = server.authorizer().authorize(token, threadId, Right.THREADS);
         if (decision == AuthDecision.UNAUTHENTICATED) {
