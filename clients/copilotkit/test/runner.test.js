@@ -1,9 +1,10 @@
 // IqStreamAgentRunner with CopilotKit's own runtime (@copilotkit/runtime/v2) and a real IQ-Stream server.
 // The runtime instances are separate Node processes, as two serverless instances or two pods would be
 // (test/instance.js: the docs' example, examples/server.js, with the scripted agent): A and B reach
-// IQ-Stream directly, C through a TCP proxy the test cuts. The browser side is CopilotKit's HTTP protocol
-// (POST /agent/:id/run, /connect, /stop/:threadId) and CopilotKit's own client (ProxiedCopilotRuntimeAgent
-// from @copilotkit/core). Runners made in the test process look into IQ-Stream and race on a thread.
+// IQ-Stream directly (the last test kills A with SIGKILL), C through a TCP proxy the test cuts. The
+// browser side is CopilotKit's HTTP protocol (POST /agent/:id/run, /connect, /stop/:threadId) and
+// CopilotKit's own client (ProxiedCopilotRuntimeAgent from @copilotkit/core). Runners made in the test
+// process look into IQ-Stream and race on a thread.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { EventType } from "@ag-ui/client";
@@ -181,6 +182,29 @@ describe("IqStreamAgentRunner in CopilotRuntime, instances as processes", () => 
     assert.equal(held.length, 1, "one run in IQ-Stream");
   });
 
+  test("a thread whose only run was dropped (its id tombstoned) takes a fresh run id; one agent run each", BOUND, async () => {
+    const threadId = "thread-tombstoned";
+    const local = { holds: {}, aborts: 0, runs: 0 };
+    const runOnce = (runId) => new Promise((resolve, reject) => {
+      const events = [];
+      runnerA.run({ threadId, agent: new ScriptedAgent(local), input: runInput(threadId, runId) })
+        .subscribe({ next: (e) => events.push(e), error: reject, complete: () => resolve(events) });
+    });
+    const first = await runOnce("t-1");
+    assert.equal(first.at(-1).type, EventType.RUN_FINISHED);
+    const dropped = runnerA.runIdOf(threadId, 0);
+    const del = await fetch(`${iq.baseUrl}/v1/runs/${dropped}`, {
+      method: "DELETE", headers: { Authorization: `Bearer ${await runnerA.token()}` },
+    });
+    assert.equal(del.status, 204, "the ended run is dropped and its id tombstoned");
+    assert.deepEqual(await runnerA.threadRuns(threadId), []);
+    const second = await runOnce("t-2");
+    assert.deepEqual(types(second), types(script(threadId, "t-2")));
+    const [held] = await runnerA.threadRuns(threadId);
+    assert.notEqual(held.runId, dropped, "a time-based id instead of the tombstoned .0");
+    assert.equal(local.runs, 2, "one agent run per run: none started on the tombstoned id");
+  });
+
   test("stop on instance B stops the agent running in instance A; every viewer gets the closing events", BOUND, async () => {
     const threadId = "thread-stop";
     await a.hold(threadId); // never opened: only the stop ends this run
@@ -240,33 +264,6 @@ describe("IqStreamAgentRunner in CopilotRuntime, instances as processes", () => 
     assert.deepEqual(strip(res.events), strip(direct.events));
   });
 
-  test("instance A killed with SIGKILL mid-run: B's connect gets what was published, then PUBLISHER_LOST", BOUND, async () => {
-    const threadId = "thread-killed";
-    const doomed = await startInstance({ iqUrl: iq.baseUrl, secret: iq.secret });
-    try {
-      await doomed.hold(threadId);
-      postSse(`${doomed.url}/agent/assistant/run`, runInput(threadId, "run-k")).catch(() => {});
-      await waitFor(() => b.isRunning(threadId), 15_000, "the run running in the doomed instance");
-      let seen = 0;
-      const viewer = postSse(`${b.url}/agent/assistant/connect`, runInput(threadId, "c-k", null), {
-        onEvent: (_, all) => { seen = all.length; },
-      });
-      await waitFor(() => seen >= MID, 15_000, "B to see the run up to the agent's pause");
-      await doomed.kill();
-      const res = await viewer;
-      assert.deepEqual(types(res.events.slice(0, MID)), types(script(threadId, "run-k").slice(0, MID)));
-      assert.equal(res.events.length, MID + 1);
-      assert.equal(res.events[MID].type, EventType.RUN_ERROR);
-      assert.equal(res.events[MID].code, "PUBLISHER_LOST");
-      assert.equal(await b.isRunning(threadId), false);
-      // other threads are untouched
-      const other = await postSse(`${b.url}/agent/assistant/connect`, runInput("thread-plain", "c-o", null));
-      assert.deepEqual(await messagesOf(other.events), await messagesOf(scriptWithInput("thread-plain", "run-plain")));
-    } finally {
-      await doomed.kill();
-    }
-  });
-
   test("the JS publisher: a stop is its own outcome, answered at once on the open request", BOUND, async () => {
     const runId = "ck.publisher-stop.0";
     const token = await runnerA.token();
@@ -287,4 +284,31 @@ describe("IqStreamAgentRunner in CopilotRuntime, instances as processes", () => 
     const [run] = await runnerA.threadRuns("publisher-stop");
     assert.deepEqual([run.running, run.events], [false, 2]);
   });
+  test("instance A killed with SIGKILL mid-run: B's connect gets what was published, then PUBLISHER_LOST", BOUND, async () => {
+    // the last test: A is gone after it
+    const threadId = "thread-killed";
+    try {
+      await a.hold(threadId);
+      postSse(`${a.url}/agent/assistant/run`, runInput(threadId, "run-k")).catch(() => {});
+      await waitFor(() => b.isRunning(threadId), 15_000, "the run running in A");
+      let seen = 0;
+      const viewer = postSse(`${b.url}/agent/assistant/connect`, runInput(threadId, "c-k", null), {
+        onEvent: (_, all) => { seen = all.length; },
+      });
+      await waitFor(() => seen >= MID, 15_000, "B to see the run up to the agent's pause");
+      await a.kill();
+      const res = await viewer;
+      assert.deepEqual(types(res.events.slice(0, MID)), types(script(threadId, "run-k").slice(0, MID)));
+      assert.equal(res.events.length, MID + 1);
+      assert.equal(res.events[MID].type, EventType.RUN_ERROR);
+      assert.equal(res.events[MID].code, "PUBLISHER_LOST");
+      assert.equal(await b.isRunning(threadId), false);
+      // other threads are untouched
+      const other = await postSse(`${b.url}/agent/assistant/connect`, runInput("thread-plain", "c-o", null));
+      assert.deepEqual(await messagesOf(other.events), await messagesOf(scriptWithInput("thread-plain", "run-plain")));
+    } finally {
+      await a.kill();
+    }
+  });
+
 });
