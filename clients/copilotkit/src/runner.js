@@ -6,12 +6,14 @@
  *
  * How a thread maps onto IQ-Stream:
  * - Each agent run of a thread is one IQ-Stream run, `<prefix><thread key>.<n>`, published as one
- *   chunked NDJSON request held open for the run's life. Its first event is the agent's
- *   RUN_STARTED, whose `threadId` puts it in the server's thread index.
+ *   chunked NDJSON request held open for the run's life. Its first event is the run's RUN_STARTED
+ *   (with the run's input), written by the runner before the agent starts; its `threadId` puts the
+ *   run in the server's thread index. The agent starts only once that event reads back as the
+ *   run's first, so an instance that lost a race for the id never starts one.
  * - The thread's held runs come from one request, `GET /v1/threads/{threadId}/runs` (oldest first,
  *   each running or ended). `n` is the newest held run's `n` + 1 (0 for a thread with none), so two
  *   instances starting a run on one thread at the same instant pick the same id, and IQ-Stream lets
- *   only one of them publish (409 publisher_active: "Thread already running").
+ *   only one of them publish (the other reads another's RUN_STARTED first: "Thread already running").
  * - Stop: `DELETE /v1/runs/{runId}?ifRunning=true` from whichever instance is asked. The server ends
  *   the run with RUN_ERROR STOPPED and answers the producing instance's open publish 409
  *   run_stopped, so that instance aborts its agent within a round trip. Readers turn the STOPPED
@@ -247,26 +249,34 @@ export class IqStreamAgentRunner extends AgentRunner {
     };
     publisher.open();
     this.local.set(threadId, entry);
-    // the run exists once the server has read the headers: start the agent only then, so an id
-    // another instance took first (409 publisher_active) never starts a second agent
-    await this._awaitCreated(runId, publisher);
-    if (entry.refused) {
-      this.local.delete(threadId);
-      throw entry.refused;
+    // the run's first event is written here, before the agent starts: the RUN_STARTED the agent will
+    // emit (its own is then left out). Reading it back says whether this request owns the run id.
+    const started = { type: EventType.RUN_STARTED, threadId, runId: input.runId, input };
+    publisher.send(started);
+    const claim = await this._claim(runId, publisher, started);
+    if (claim !== "owned") {
+      entry.done = true;
+      publisher.abort();
+      if (this.local.get(threadId) === entry) this.local.delete(threadId);
+      if (claim === "taken") throw new Error("Thread already running");
+      throw Object.assign(new Error(`IQ-Stream run ${runId} has ended before`), { code: "run_ended" });
     }
-    const events = [];
+    const events = [started];
     const publish = (event) => {
       events.push(event);
       publisher.send(event);
     };
+    let agentStarted = false;
     entry.finished = (async () => {
       try {
         if (!entry.stopRequested) await agent.runAgent(input, {
           onEvent: ({ event }) => {
             if (entry.stopRequested || entry.refused) return;
-            let e = event;
-            if (e.type === EventType.RUN_STARTED && !e.input) e = { ...e, input };
-            publish(e);
+            if (event.type === EventType.RUN_STARTED && !agentStarted) {
+              agentStarted = true; // already published, with the input
+              return;
+            }
+            publish(event);
           },
         });
         if (!entry.stopRequested) for (const e of finalizeRunEvents([...events])) publish(e);
@@ -284,14 +294,43 @@ export class IqStreamAgentRunner extends AgentRunner {
     return entry;
   }
 
-  async _awaitCreated(runId, publisher) {
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && !publisher.answered) {
-      const r = await fetch(`${this.baseUrl}/v1/runs/${runId}`, { headers: await this._headers() });
-      const status = r.status === 200 ? await r.json() : (await r.text(), null);
-      if (status && status.publishing) return;
-      await new Promise((res) => setTimeout(res, 5));
+  /**
+   * Whether the publish just opened owns `runId`, before any agent starts: "owned" when the run's first
+   * event is `started` (the RUN_STARTED this request wrote), "taken" when it is another's (an instance
+   * that opened the same id first: the server refused this request 409 publisher_active), "ended" when
+   * the id is an ended run's (409 run_ended, or 410 gone). Reading the run back settles a race that a
+   * status poll cannot (it shows the other instance publishing) and that the refusal alone may not
+   * (a refused request cut while it writes reports a reset, not the 409). Throws other refusals.
+   */
+  async _claim(runId, publisher, started) {
+    const reading = new AbortController();
+    let answer = null;
+    publisher.answer.then((a) => {
+      answer = a;
+      if (a.status !== 0) reading.abort(); // a refusal: the run may never exist (status 0 may hide a 409)
+    });
+    let first = null;
+    try {
+      for await (const { event } of this.read(runId, { signal: reading.signal })) {
+        first = event;
+        break;
+      }
+    } catch (err) {
+      if (err instanceof RunGoneError) return "ended";
+      if (!reading.signal.aborted && !(err instanceof RunNotFoundError)) throw err;
+    } finally {
+      reading.abort();
     }
+    if (first && first.type === EventType.RUN_STARTED && first.runId === started.runId
+        && first.threadId === started.threadId) {
+      return "owned";
+    }
+    const bound = new Promise((resolve) => { setTimeout(() => resolve({ status: 0, body: "no answer" }), 5000).unref(); });
+    const a = answer ?? await Promise.race([publisher.answer, bound]);
+    if (a.status === 409 && a.body?.error === "run_ended") return "ended";
+    if (first || (a.status === 409 && a.body?.error === "publisher_active")) return "taken";
+    throw Object.assign(new Error(`IQ-Stream refused run ${runId}: ${a.status} ${JSON.stringify(a.body)}`),
+      { code: a.body?.error });
   }
 
   // ------------------------------------------------------------------------------ connect

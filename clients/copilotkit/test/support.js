@@ -1,10 +1,11 @@
-// Test support: CopilotKit's real runtime (v2) served by Node's http server on loopback, a scripted
-// AG-UI agent (a real AbstractAgent from @ag-ui/client), and an SSE client for the runtime's routes.
+// Test support: CopilotKit runtime instances as Node processes (the docs' example, examples/server.js,
+// on loopback), a scripted AG-UI agent (a real AbstractAgent from @ag-ui/client), and an SSE client for
+// the runtime's routes.
 // The IQ-Stream server, tokens and the cuttable TCP proxy come from the JS client's test support.
+import { fork } from "node:child_process";
 import http from "node:http";
+import { fileURLToPath } from "node:url";
 import { AbstractAgent, EventType } from "@ag-ui/client";
-import { CopilotRuntime, createCopilotRuntimeHandler } from "@copilotkit/runtime/v2";
-import { createCopilotNodeHandler } from "@copilotkit/runtime/v2/node";
 import { Observable, from } from "rxjs";
 import { SseParser } from "@iqstream/client";
 
@@ -13,21 +14,66 @@ export { startServer, startProxy, waitFor, latch } from "../../js/test/support.j
 process.env.COPILOTKIT_TELEMETRY_DISABLED = "true";
 process.env.DO_NOT_TRACK = "1";
 
-/** A CopilotRuntime (SSE mode, the given runner) on an ephemeral loopback port; routes under /api. */
-export async function startRuntime({ agents, runner }) {
-  const runtime = new CopilotRuntime({ agents, runner });
-  const handler = createCopilotRuntimeHandler({ runtime, basePath: "/api" });
-  const sockets = new Set();
-  const server = http.createServer(createCopilotNodeHandler(handler));
-  server.on("connection", (s) => { sockets.add(s); s.on("close", () => sockets.delete(s)); });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${server.address().port}/api`;
+/**
+ * A CopilotKit runtime instance as its own Node process (test/instance.js: the docs' example,
+ * examples/server.js, serving the scripted agent), pointed at IQ-Stream `iqUrl` with `secret`.
+ * Resolves once it listens: { url (its /api), pid, hold(threadId, at?), open(threadId), state(),
+ * isRunning(threadId), kill() (SIGKILL), close() }. Every request to it fails after `timeoutMs`.
+ */
+export async function startInstance({ iqUrl, secret, timeoutMs = 20_000 }) {
+  const child = fork(fileURLToPath(new URL("./instance.js", import.meta.url)), [], {
+    execArgv: ["--preserve-symlinks"],
+    env: { ...process.env, IQSTREAM_URL: iqUrl, IQSTREAM_JWT_SECRET: secret },
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  const pending = new Map();
+  let nextId = 0;
+  let exited = null;
+  const exit = new Promise((resolve) => child.once("exit", (code, signal) => {
+    exited = signal ?? code;
+    for (const { reject } of pending.values()) reject(new Error(`instance ${child.pid} exited (${exited})`));
+    pending.clear();
+    resolve(exited);
+  }));
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`instance ${child.pid} did not listen within ${timeoutMs} ms`)), timeoutMs);
+    child.once("message", (m) => { clearTimeout(timer); resolve(m.url); });
+    exit.then((how) => { clearTimeout(timer); reject(new Error(`instance ${child.pid} exited (${how}) before listening`)); });
+  }).catch((err) => { child.kill("SIGKILL"); throw err; });
+  child.on("message", ({ id, value, error }) => {
+    const call = pending.get(id);
+    if (!call) return;
+    pending.delete(id);
+    clearTimeout(call.timer);
+    if (error) call.reject(new Error(error));
+    else call.resolve(value);
+  });
+  const ask = (op, args = {}) => new Promise((resolve, reject) => {
+    if (exited !== null) return reject(new Error(`instance ${child.pid} exited (${exited})`));
+    const id = nextId++;
+    const timer = setTimeout(() => { pending.delete(id); reject(new Error(`instance ${child.pid}: no answer to ${op} in ${timeoutMs} ms`)); }, timeoutMs);
+    pending.set(id, { resolve, reject, timer });
+    child.send({ id, op, ...args });
+  });
   return {
     url,
-    runtime,
+    pid: child.pid,
+    hold: (threadId, at) => ask("hold", { threadId, at }),
+    open: (threadId) => ask("open", { threadId }),
+    state: () => ask("state"),
+    isRunning: (threadId) => ask("isRunning", { threadId }),
+    /** SIGKILL, by its pid; resolves once it has exited. */
+    async kill() {
+      if (exited === null) process.kill(child.pid, "SIGKILL");
+      await exit;
+    },
+    /** Ends it (SIGTERM, then SIGKILL after 5 s), by its pid; resolves once it has exited. */
     async close() {
-      for (const s of sockets) s.destroy();
-      await new Promise((resolve) => server.close(resolve));
+      if (exited !== null) return;
+      process.kill(child.pid, "SIGTERM");
+      const timer = setTimeout(() => { if (exited === null) process.kill(child.pid, "SIGKILL"); }, 5000);
+      await exit;
+      clearTimeout(timer);
     },
   };
 }
@@ -120,13 +166,14 @@ export function script(threadId, runId) {
   ];
 }
 
-/** Index in script() of the second message's third word: mid-answer. */
+/** Index in script() of the second message's TEXT_MESSAGE_END: mid-answer, its words sent, the message open. */
 export const MID = 19;
 
 /**
  * A real AbstractAgent that plays script() with small pauses; `control` is shared by its clones
  * (the runtime clones the agent per request): `control.holds[threadId]` (a latch) holds the run
- * before step MID (or `control.holdAt`); `control.aborts` counts abortRun() calls that stopped a run.
+ * before step MID (or `control.holdAt`); `control.aborts` counts abortRun() calls that stopped a run,
+ * `control.aborted` (when there) lists their thread ids.
  */
 export class ScriptedAgent extends AbstractAgent {
   constructor(control = { holds: {}, aborts: 0, runs: 0 }, config = {}) {
@@ -146,6 +193,7 @@ export class ScriptedAgent extends AbstractAgent {
         if (done) return;
         done = true;
         control.aborts++;
+        control.aborted?.push(input.threadId);
         subscriber.complete(); // an aborted run just stops, as HttpAgent's does
       };
       signal.addEventListener("abort", onAbort);

@@ -1,7 +1,8 @@
 // A reload mid-answer in headless Chromium: CopilotKit's own React chat (@copilotkit/react-core v2,
-// bundled here with esbuild from npm) on a page served by a CopilotRuntime whose runner is
-// IqStreamAgentRunner, with an explicit thread id. The page is reloaded while the agent is paused
-// mid-answer; once the run ends the page shows the complete answer, each sentence once.
+// bundled here with esbuild from npm) on a page served with the docs' example (examples/server.js: a
+// CopilotRuntime whose runner is IqStreamAgentRunner), with an explicit thread id. The page is reloaded
+// while the agent is paused mid-answer; once the run ends the page shows the complete answer, each
+// sentence once.
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import http from "node:http";
@@ -9,9 +10,7 @@ import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 import { chromium } from "playwright-core";
-import { CopilotRuntime, createCopilotRuntimeHandler } from "@copilotkit/runtime/v2";
-import { createCopilotNodeHandler } from "@copilotkit/runtime/v2/node";
-import { IqStreamAgentRunner } from "../../src/index.js";
+import { createHandler, createRuntime } from "../../examples/server.js";
 import { ScriptedAgent, latch, startServer, waitFor } from "../support.js";
 
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
@@ -23,16 +22,15 @@ let browser;
 // the agent pauses before the second message's third word: "The Q3 " shown, "report is ready." to come
 const control = { holds: {}, aborts: 0, runs: 0, holdAt: 16 };
 
-/** The runtime under /api, and the page (/ and /app.js) on the same origin. */
-async function startSite(runner) {
+/** The docs' example (its runtime under /api), and the page (/ and /app.js) on the same origin. */
+async function startSite() {
   const bundle = await build({
     entryPoints: [fileURLToPath(new URL("./page.jsx", import.meta.url))],
     bundle: true, write: false, format: "esm", platform: "browser", jsx: "automatic",
     define: { "process.env.NODE_ENV": "\"production\"" }, loader: { ".css": "empty" }, logLevel: "error",
   });
   const js = bundle.outputFiles[0].text;
-  const runtime = new CopilotRuntime({ agents: { assistant: new ScriptedAgent(control) }, runner });
-  const api = createCopilotNodeHandler(createCopilotRuntimeHandler({ runtime, basePath: "/api" }));
+  const api = createHandler(createRuntime({ assistant: new ScriptedAgent(control) }));
   const sockets = new Set();
   const server = http.createServer((req, res) => {
     if (req.url.startsWith("/api")) {
@@ -65,7 +63,10 @@ async function startSite(runner) {
 before(async () => {
   if (skip) return;
   iq = await startServer(["--publisher-timeout", "5s"]);
-  site = await startSite(new IqStreamAgentRunner({ baseUrl: iq.baseUrl, jwtSecret: iq.secret }));
+  // configured as the example says: IQ-Stream's address and secret in the environment
+  process.env.IQSTREAM_URL = iq.baseUrl;
+  process.env.IQSTREAM_JWT_SECRET = iq.secret;
+  site = await startSite();
   browser = await chromium.launch({
     executablePath: CHROMIUM, headless: true,
     args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],

@@ -125,8 +125,8 @@ public final class Main {
                 IQ-Stream is in DEVELOPMENT MODE: no --jwt-secret, --jwt-public-key or --jwks was given,
                 so it made a random secret for this process. Tokens below are valid for 24 hours.
                 
-                Paste once in each terminal (PUB may publish and read every run, SUB may read every run;
-                SECRET signs tokens of your own, see docs/API.md#authorization):
+                Paste once in each terminal (PUB may publish and read every run and list any thread's runs,
+                SUB may read every run; SECRET signs tokens of your own, see docs/API.md#authorization):
                   export IQ='%s'
                   export SECRET='%s'
                   export PUB='%s'

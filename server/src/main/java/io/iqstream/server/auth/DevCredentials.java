@@ -8,8 +8,10 @@ import java.util.List;
 /**
  * Development-mode credentials, made when the server starts with no key configured: a random
  * shared secret and two ready tokens signed with it, for the startup banner and its curl
- * example. The publisher token may publish and subscribe on every run; the subscriber token
- * may only subscribe, on every run. Both are valid for {@link #TOKEN_TTL}.
+ * example. The publisher token may publish and subscribe on every run and list every thread's
+ * runs (the {@code threads} right: what a backend such as the CopilotKit runner needs to find,
+ * follow and stop a thread's runs); the subscriber token may only subscribe, on every run. Both
+ * are valid for {@link #TOKEN_TTL}.
  *
  * <p>The secret is 48 random bytes written as 64 base64url characters; its UTF-8 text is the
  * HMAC key, as for {@code --jwt-secret}, so HS256, HS384 and HS512 all accept it.
@@ -40,7 +42,7 @@ public final class DevCredentials {
         String secret = Base64.getUrlEncoder().withoutPadding().encodeToString(random);
         TokenMinter minter = new TokenMinter(secret);
         return new DevCredentials(secret,
-                minter.mint(List.of("*"), List.of("*"), TOKEN_TTL),
+                minter.mint(List.of("*"), List.of("*"), List.of("*"), TOKEN_TTL),
                 minter.mint(List.of(), List.of("*"), TOKEN_TTL));
     }
 
@@ -49,7 +51,7 @@ public final class DevCredentials {
         return secret;
     }
 
-    /** May publish and subscribe on every run. */
+    /** May publish and subscribe on every run, and list every thread's runs. */
     public String publisherToken() {
         return publisherToken;
     }

@@ -11,7 +11,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import org.junit.jupiter.api.Test;
 
-/** Development mode: a random secret with a publisher and a subscriber token. */
+/** Development mode: a random secret with a publisher (runs and threads) and a subscriber token. */
 class DevCredentialsTest {
 
     private final DevCredentials dev = DevCredentials.generate();
@@ -34,11 +34,20 @@ class DevCredentialsTest {
     }
 
     @Test
+    void publisherTokenListsEveryThreadsRuns() {
+        Authorizer authorizer = Authorizer.create(AuthSettings.hmac(dev.secret()));
+        for (String threadId : new String[] {"thread-7", "ck-thread", "a b/c"}) {
+            assertEquals(AuthDecision.ALLOWED, authorizer.authorize(dev.publisherToken(), threadId, Right.THREADS));
+        }
+    }
+
+    @Test
     void subscriberTokenSubscribesButDoesNotPublish() {
         Authorizer authorizer = Authorizer.create(AuthSettings.hmac(dev.secret()));
         assertEquals(AuthDecision.ALLOWED, authorizer.authorize(dev.subscriberToken(), "run-1", Right.SUBSCRIBE));
         assertEquals(AuthDecision.ALLOWED, authorizer.authorizeAny(dev.subscriberToken(), "run-1"));
         assertEquals(AuthDecision.FORBIDDEN, authorizer.authorize(dev.subscriberToken(), "run-1", Right.PUBLISH));
+        assertEquals(AuthDecision.FORBIDDEN, authorizer.authorize(dev.subscriberToken(), "thread-7", Right.THREADS));
     }
 
     @Test
