@@ -1,0 +1,94 @@
+package io.iqstream.micro;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.util.ResourceLeakDetector;
+import io.netty.util.ResourceLeakDetectorFactory;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+import org.openjdk.jmh.profile.GCProfiler;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * Every microbenchmark builds and runs: each configuration once, briefly (one 100 ms warm-up and one 100 ms
+ * measurement, in this JVM: no fork), with the GC profiler, under the surefire JVM's PARANOID leak detection. Not
+ * a speed test: it asserts that every benchmark finished without error, gave a positive time and an allocation
+ * figure, and that no buffer leaked. About 10–20 s.
+ */
+class MicroBenchmarksSmokeTest {
+    private static final List<String> LEAKS = new CopyOnWriteArrayList<>();
+    private static final Set<String> BENCHMARKS = Set.of("EventValidatorBench.check", "SplitterBench.feedRun",
+            "RunLogAppendBench.append", "FanOutBench.publish", "ResumeBench.readFrom", "ResumeBench.subscribe");
+    /** Configurations: 3 validator events, 3 formats × 2 chunk sizes, 2 logs, N = 1/10/100, 2 × 2 resumes. */
+    private static final int CONFIGURATIONS = 3 + 6 + 2 + 3 + 4;
+
+    static {
+        // before any buffer class is initialised: leaks found by the PARANOID detector are recorded, not only logged
+        ResourceLeakDetectorFactory.setResourceLeakDetectorFactory(new ResourceLeakDetectorFactory() {
+            @Override
+            @SuppressWarnings("deprecation")
+            public <T> ResourceLeakDetector<T> newResourceLeakDetector(Class<T> resource, int samplingInterval,
+                    long maxActive) {
+                ResourceLeakDetector<T> d = new ResourceLeakDetector<>(resource, samplingInterval, maxActive);
+                d.setLeakListener((type, records) -> LEAKS.add(type + ": " + records));
+                return d;
+            }
+        });
+    }
+
+    @Test
+    void everyBenchmarkRunsAndReportsTimeAndAllocationWithoutLeaks() throws Exception {
+        Options options = new OptionsBuilder()
+                .include("io\\.iqstream\\.micro\\..*")
+                .forks(0)
+                .warmupIterations(1)
+                .warmupTime(TimeValue.milliseconds(100))
+                .measurementIterations(1)
+                .measurementTime(TimeValue.milliseconds(100))
+                .addProfiler(GCProfiler.class)
+                .shouldFailOnError(true)
+                .build();
+        Collection<RunResult> results = new Runner(options).run();
+
+        Set<String> ran = new TreeSet<>();
+        for (RunResult r : results) {
+            String label = r.getParams().getBenchmark().replaceFirst("^io\\.iqstream\\.micro\\.", "") + " "
+                    + r.getParams().getParamsKeys().stream().map(k -> k + "=" + r.getParams().getParam(k)).toList();
+            ran.add(r.getParams().getBenchmark().replaceFirst("^io\\.iqstream\\.micro\\.", ""));
+            double score = r.getPrimaryResult().getScore();
+            assertTrue(score > 0 && Double.isFinite(score), label + ": time per op " + score);
+            Result<?> alloc = r.getSecondaryResults().get("gc.alloc.rate.norm");
+            assertNotNull(alloc, label + ": no allocation figure (B/op)");
+            assertTrue(alloc.getScore() >= 0, label + ": B/op " + alloc.getScore());
+        }
+        assertTrue(ran.containsAll(BENCHMARKS), "benchmarks that ran: " + ran);
+        assertEquals(CONFIGURATIONS, results.size(), "configurations that ran: " + ran);
+        assertEquals(List.of(), leaks(), "Netty reported leaked buffers");
+    }
+
+    /** Leaks are reported when the leaked buffer has been collected and a new buffer is tracked. */
+    private static List<String> leaks() throws InterruptedException {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+            Thread.sleep(50);
+            for (int j = 0; j < 64; j++) {
+                ByteBuf b = PooledByteBufAllocator.DEFAULT.directBuffer(16);
+                b.release();
+            }
+        }
+        return List.copyOf(LEAKS);
+    }
+}
