@@ -36,6 +36,9 @@ class MicroBenchmarksSmokeTest {
     private static final int CONFIGURATIONS = 3 + 6 + 2 + 3 + 4;
 
     static {
+        // the benchmark threads are Netty threads, as in a fork (HotPathBench's jvmArgs)
+        System.setProperty("jmh.executor", "CUSTOM");
+        System.setProperty("jmh.executor.class", EventLoopThreads.class.getName());
         // before any buffer class is initialised: leaks found by the PARANOID detector are recorded, not only logged
         ResourceLeakDetectorFactory.setResourceLeakDetectorFactory(new ResourceLeakDetectorFactory() {
             @Override
