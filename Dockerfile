@@ -32,6 +32,7 @@ COPY config/ config/
 COPY server/pom.xml server/
 COPY client/pom.xml client/
 COPY bench/pom.xml bench/
+COPY micro/pom.xml micro/
 COPY server/src/ server/src/
 COPY scripts/make-dist.sh scripts/
 COPY deploy/dist/ deploy/dist/
