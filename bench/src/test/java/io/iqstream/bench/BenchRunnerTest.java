@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.iqstream.bench.report.ResultRow;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The runner's derived columns: when a row is the generator's limit, and memory per run. */
@@ -42,9 +43,10 @@ class BenchRunnerTest {
   private static ResultRow row(double delivered, double eventsPerSec, Double cpuUs, Double p99,
       boolean limited) {
     return new ResultRow("nchan", 1, 300, 60, 1000, Math.round(1000 * delivered), delivered,
-        eventsPerSec, 12_870, cpuUs, 0.5, 1.0, p99, p99, p99, 0L, 0L, 10, 1.0, 2.0, 0, 0, 0, 10.0,
-        1000, 2000, 10.0, null, null, limited, limited ? "x" : null, 0.4, 1.0, 2.0, 1.0, 2.0, 100, 0,
-        0, 0, 0, "epoll", null, null);
+        eventsPerSec, 12_870, cpuUs, 0.5, 1.0, p99, p99, p99, 0L, 0L, 10, 1.0, 2.0, 3.0, 0, 0, 0,
+        10.0, 1000, 2000, 10.0, null, null, limited, limited ? "x" : null, 0.4, 1.0, 2.0, 1.0, 2.0,
+        100, 0, 0, 0, 0, "epoll", null, null, 20.0, false, null, List.of(), null, null, null, null,
+        null);
   }
 
   @Test

@@ -134,4 +134,26 @@ public final class ProcTree {
     long[] f = stat(PROC, ProcessHandle.current().pid());
     return f == null ? 0 : (f[1] + f[2]) * 1_000_000L / CLOCK_TICKS_PER_SEC;
   }
+
+  /** System (kernel) CPU time of this JVM (all threads), microseconds. */
+  public static long selfSystemCpuMicros() {
+    long[] f = stat(PROC, ProcessHandle.current().pid());
+    return f == null ? 0 : f[2] * 1_000_000L / CLOCK_TICKS_PER_SEC;
+  }
+
+  /**
+   * Times this JVM's threads were taken off their CPU while they could run (other work preempted
+   * them), summed over its threads ({@code nonvoluntary_ctxt_switches} of /proc/self/task/{@literal *}/status).
+   */
+  public static long selfInvoluntarySwitches() {
+    long n = 0;
+    try (DirectoryStream<Path> tasks = Files.newDirectoryStream(PROC.resolve("self/task"))) {
+      for (Path task : tasks) {
+        n += field(task.resolve("status"), "nonvoluntary_ctxt_switches:").orElse(0L);
+      }
+    } catch (IOException e) {
+      return 0;
+    }
+    return n;
+  }
 }
