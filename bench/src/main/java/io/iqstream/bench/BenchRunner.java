@@ -329,6 +329,7 @@ public final class BenchRunner {
       long genSys0 = ProcTree.selfSystemCpuMicros();
       long genPreempt0 = ProcTree.selfInvoluntarySwitches();
       MachineCpu genCpus0 = MachineCpu.read(generatorCpus);
+      Map<String, Long> genThreads0 = ProcTree.selfCpuMicrosByThreadKind();
       long w0 = System.nanoTime();
       long rssMax = 0;
       while (System.nanoTime() < t.windowEndNs()) {
@@ -342,6 +343,7 @@ public final class BenchRunner {
       long genSys1 = ProcTree.selfSystemCpuMicros();
       long genPreempt1 = ProcTree.selfInvoluntarySwitches();
       MachineCpu genCpus = MachineCpu.read(generatorCpus).since(genCpus0);
+      Map<String, Long> genThreads1 = ProcTree.selfCpuMicrosByThreadKind();
       long w1 = System.nanoTime();
       // loaded: the live heap with K runs in flight, read once the window's CPU time is taken (its full
       // collection falls in the drain, whose events count for delivery but not for latency or CPU)
@@ -385,7 +387,7 @@ public final class BenchRunner {
               : round(genCpus.softirqTicks() / (double) genCpus.totalTicks(), 4),
           genCpus.totalTicks() == 0 ? null
               : round(genCpus.busyTicks() / (double) genCpus.totalTicks(), 3),
-          fallback(iq), null);
+          byThreadKind(genThreads0, genThreads1, windowS * generatorThreads), fallback(iq), null);
       log("%s K=%d: delivered %.2f%% (%d/%d), %.0f ev/s of %.0f, CPU %s µs/ev (%.0f%%), p50 %s p99 %s"
               + " ms, lost %s late %s, dup %d, corrupt %d, gen CPU %.0f%% lag p99 %.1f ms%s",
           server.name(), k, 100 * delivered, s.delivered, s.expected, eventsPerSec, target,
@@ -396,8 +398,9 @@ public final class BenchRunner {
           s.tickGapNs.getMaxValue() / 1e6, ms(s.sendLagNs, 50), ms(s.sendLagNs, 99.9),
           s.sendLagNs.getMaxValue() / 1e6);
       log("  generator: system time %s of its CPU, its CPUs busy %s and in softirq %s (all work on"
-              + " them), preempted %.0f/s", row.loadgenStimeShare(), row.loadgenCpusBusyUtil(),
-          row.loadgenCpusSoftirqUtil(), (genPreempt1 - genPreempt0) / windowS);
+              + " them), preempted %.0f/s, its CPU by thread %s", row.loadgenStimeShare(),
+          row.loadgenCpusBusyUtil(), row.loadgenCpusSoftirqUtil(), (genPreempt1 - genPreempt0) / windowS,
+          row.loadgenCpuByThread());
       log("  memory: %s KiB/run (RSS %d -> %d KiB, live heap %d -> %d KiB)", row.memKibPerRun(),
           rssRest, rssMax, heapRest, heapLoaded);
       if (s.publishErrors + s.subscribeErrors + s.connectFailures > 0) {
@@ -432,6 +435,15 @@ public final class BenchRunner {
       }
     }
     return slices;
+  }
+
+  /** Each thread kind's CPU between two readings ÷ {@code cpuSeconds} (the window × the CPUs). */
+  static Map<String, Double> byThreadKind(Map<String, Long> before, Map<String, Long> after,
+      double cpuSeconds) {
+    Map<String, Double> out = new LinkedHashMap<>();
+    after.forEach((kind, micros) -> out.put(kind,
+        round((micros - before.getOrDefault(kind, 0L)) / 1e6 / cpuSeconds, 3)));
+    return out;
   }
 
   /** The note of an IQ-Stream row whose server fell back from the transport asked for, else null. */

@@ -29,6 +29,8 @@ package io.iqstream.bench.report;
  *     ÷ the window ÷ its CPUs
  * @param loadgenCpusBusyUtil all work on the generator's CPUs (/proc/stat: everything but idle and
  *     iowait) ÷ the window ÷ its CPUs: above its own CPU, the share other processes took
+ * @param loadgenCpuByThread the generator's CPU in the window by thread kind (event loops, jit, gc,
+ *     other) ÷ the window ÷ its CPUs
  * @param variant the setup measured where the bench tried several and kept the fastest (Nchan's
  *     publisher), with the other's figures; for IQ-Stream, a transport fallback; null otherwise
  */
@@ -85,6 +87,7 @@ public record ResultRow(
     Double loadgenStimeShare,
     Double loadgenCpusSoftirqUtil,
     Double loadgenCpusBusyUtil,
+    java.util.Map<String, Double> loadgenCpuByThread,
     String variant,
     String error) {
 
@@ -93,7 +96,7 @@ public record ResultRow(
     return new ResultRow(server, cpus, concurrency, 0, 0, 0, 0, 0, 0, null, 0, null, null, null,
         null, null, null, 0, null, null, null, 0, 0, 0, null, 0, 0, null, null, null, false, null, 0,
         0, 0, 0, 0, 0, 0, 0, 0, 0, null, null, null, 0, false, null, null, null, null, null, null,
-        error);
+        null, error);
   }
 
   /** This row with {@code variant} set. */
@@ -106,7 +109,8 @@ public record ResultRow(
         sendLagP99Ms, sendLagMaxMs, loadgenTickGapP999Ms, loadgenTickGapMaxMs, runsStarted,
         publishErrors, subscribeErrors, connectFailures, unexpectedDisconnects, transport,
         serverTransport, gc, warmupS, cpuUnsettled, cpuUsPerEventCold, warmupCpuUsPerEvent,
-        loadgenStimeShare, loadgenCpusSoftirqUtil, loadgenCpusBusyUtil, variant, error);
+        loadgenStimeShare, loadgenCpusSoftirqUtil, loadgenCpusBusyUtil, loadgenCpuByThread, variant,
+        error);
   }
 
   /** Whether this row is IQ-Stream's, in any setup ({@code iqstream}, {@code iqstream[zgc]}...). */

@@ -142,6 +142,51 @@ public final class ProcTree {
   }
 
   /**
+   * CPU time of this JVM's threads by kind, microseconds: {@code event loops} (Netty's), {@code jit}
+   * (the compiler threads), {@code gc} (the collector's), {@code other}. From
+   * /proc/self/task/{@literal *}/stat and comm; a thread that ended meanwhile is left out.
+   */
+  public static Map<String, Long> selfCpuMicrosByThreadKind() {
+    Map<String, Long> out = new java.util.LinkedHashMap<>();
+    for (String kind : List.of("event loops", "jit", "gc", "other")) {
+      out.put(kind, 0L);
+    }
+    try (DirectoryStream<Path> tasks = Files.newDirectoryStream(PROC.resolve("self/task"))) {
+      for (Path task : tasks) {
+        try {
+          String comm = Files.readString(task.resolve("comm"), StandardCharsets.US_ASCII).trim();
+          String s = Files.readString(task.resolve("stat"), StandardCharsets.US_ASCII);
+          String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
+          long micros = (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 1_000_000L
+              / CLOCK_TICKS_PER_SEC;
+          out.merge(threadKind(comm), micros, Long::sum);
+        } catch (IOException | RuntimeException e) {
+          // the thread ended meanwhile
+        }
+      }
+    } catch (IOException e) {
+      return out;
+    }
+    return out;
+  }
+
+  /** The kind of a JVM thread by its name (as /proc shows it, cut to 15 characters). */
+  static String threadKind(String comm) {
+    if (comm.startsWith("multiThreadIoEv") || comm.contains("EventLoop")) {
+      return "event loops";
+    }
+    if (comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler")) {
+      return "jit";
+    }
+    if (comm.startsWith("GC ") || comm.startsWith("ZWorker") || comm.startsWith("ZDirector")
+        || comm.startsWith("ZDriver") || comm.startsWith("ZUncommit") || comm.startsWith("G1 ")
+        || comm.startsWith("Shenandoah") || comm.startsWith("VM Thread")) {
+      return "gc";
+    }
+    return "other";
+  }
+
+  /**
    * Times this JVM's threads were taken off their CPU while they could run (other work preempted
    * them), summed over its threads ({@code nonvoluntary_ctxt_switches} of /proc/self/task/{@literal *}/status).
    */

@@ -27,7 +27,7 @@ class ReportWriterTest {
         p99 * 3, 0L, 7L, 10, 5.0, 9.0, 14.5, 0, 0, 0, 12.5, 1000, 2000, 30.5, 200_000L, 203_000L,
         false, null, 0.4, 1.2, 3.0, 2.0, 4.0, 100, 0, 0, 0, 0, "epoll",
         server.startsWith("iqstream") ? "epoll" : null, null, 20.0, cpuUnsettled, cpu * 1.5,
-        List.of(cpu * 1.5, cpu * 1.1, cpu), 0.3, 0.01, 0.4, null, null);
+        List.of(cpu * 1.5, cpu * 1.1, cpu), 0.3, 0.01, 0.4, Map.of("event loops", 0.3), null, null);
   }
 
   @Test
