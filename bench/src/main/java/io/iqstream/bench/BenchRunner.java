@@ -322,7 +322,8 @@ public final class BenchRunner {
       }
       double warmupS = (t.windowStartNs() - t.startNs()) / 1e9;
       log("  warm-up %.1fs, server CPU µs/event per slice %s%s", warmupS, slices.figures(),
-          settled ? "" : " (not settled)");
+          settled ? "" : slices.serverSettled() ? " (not settled: the generator's JIT still at work)"
+              : " (not settled)");
       sleepUntil(t.windowStartNs());
       long cpu0 = ProcTree.cpuMicros(pids);
       long gen0 = ProcTree.selfCpuMicros();
@@ -416,20 +417,24 @@ public final class BenchRunner {
    * time and the events received in each; it ends at the first slice end at or past the shortest
    * warm-up where the last two slices agree (the caller then opens the window), or at the longest.
    */
-  private static WarmupSlices warmUp(LoadGenerator gen, LoadGenerator.Timeline t, List<Long> pids,
+  private WarmupSlices warmUp(LoadGenerator gen, LoadGenerator.Timeline t, List<Long> pids,
       long warmupMinNs, long warmupMaxNs) throws InterruptedException {
     WarmupSlices slices = new WarmupSlices();
     long sliceNs = WarmupSlices.sliceNs(warmupMinNs);
     sleepUntil(t.startNs());
     long cpuPrev = ProcTree.cpuMicros(pids);
     long eventsPrev = gen.eventsReceived();
+    long jitPrev = ProcTree.selfCpuMicrosByThreadKind().get("jit");
     for (long end = t.startNs() + sliceNs; end <= t.startNs() + warmupMaxNs; end += sliceNs) {
       sleepUntil(end);
       long cpu = ProcTree.cpuMicros(pids);
       long events = gen.eventsReceived();
-      slices.add(cpu - cpuPrev, events - eventsPrev);
+      long jit = ProcTree.selfCpuMicrosByThreadKind().get("jit");
+      slices.add(cpu - cpuPrev, events - eventsPrev,
+          (jit - jitPrev) / 1e3 / (sliceNs / 1e6) / generatorThreads);
       cpuPrev = cpu;
       eventsPrev = events;
+      jitPrev = jit;
       if (end - t.startNs() >= warmupMinNs && slices.settled()) {
         break;
       }
