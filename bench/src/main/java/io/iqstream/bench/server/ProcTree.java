@@ -151,17 +151,19 @@ public final class ProcTree {
     for (String kind : List.of("event loops", "jit", "gc", "other")) {
       out.put(kind, 0L);
     }
-    try (DirectoryStream<Path> tasks = Files.newDirectoryStream(PROC.resolve("self/task"))) {
+    Path taskDir = PROC.resolve("self/task");
+    try (DirectoryStream<Path> tasks = Files.newDirectoryStream(taskDir)) {
       for (Path task : tasks) {
+        // a thread's stat has its process's layout
+        long[] f = stat(taskDir, Long.parseLong(task.getFileName().toString()));
+        String comm;
         try {
-          String comm = Files.readString(task.resolve("comm"), StandardCharsets.US_ASCII).trim();
-          String s = Files.readString(task.resolve("stat"), StandardCharsets.US_ASCII);
-          String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
-          long micros = (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 1_000_000L
-              / CLOCK_TICKS_PER_SEC;
-          out.merge(threadKind(comm), micros, Long::sum);
-        } catch (IOException | RuntimeException e) {
-          // the thread ended meanwhile
+          comm = Files.readString(task.resolve("comm"), StandardCharsets.US_ASCII).trim();
+        } catch (IOException e) {
+          continue; // the thread ended meanwhile
+        }
+        if (f != null) {
+          out.merge(threadKind(comm), (f[1] + f[2]) * 1_000_000L / CLOCK_TICKS_PER_SEC, Long::sum);
         }
       }
     } catch (IOException e) {
