@@ -69,9 +69,9 @@ final class WarmupSlices {
     return Math.abs(a - b) <= TOLERANCE * Math.min(a, b);
   }
 
-  /** CPU µs per event of the first slice (the cold start), null if it had no events. */
+  /** CPU µs per event of the first slice (the cold start), rounded to 0.01; null if it had no events. */
   Double cold() {
-    return cpuUsPerEvent.isEmpty() ? null : cpuUsPerEvent.get(0);
+    return cpuUsPerEvent.isEmpty() ? null : figures().get(0);
   }
 
   /** Every slice's CPU µs per event, rounded to 0.01 (null where a slice had no events). */

@@ -36,6 +36,9 @@ class WarmupSlicesTest {
     assertFalse(w.settled(), "40 vs 43: 7.5%");
     assertEquals(60.0, w.cold());
     assertEquals(List.of(60.0, 45.0, 43.0, 40.0), w.figures());
+    WarmupSlices thirds = new WarmupSlices();
+    thirds.add(1000, 3, 0);
+    assertEquals(333.33, thirds.cold(), "rounded like every figure");
   }
 
   @Test
