@@ -20,7 +20,8 @@ package io.iqstream.bench.report;
  * @param warmupS how long the warm-up ran before the window (it goes on until the server's CPU per
  *     event settles, within the bounds of {@code --warmup} and {@code --warmup-max})
  * @param cpuUnsettled the server's CPU per event had not settled when the window began (the last two
- *     warm-up slices differed by more than 5%): the row's CPU figure may still carry the JIT's work
+ *     warm-up slices differed by more than 5%), or the generator's compiler threads were still busy
+ *     (above 2% of its CPUs): the row may still carry a JIT's work
  * @param cpuUsPerEventCold the server's CPU per event in the first warm-up slice (the cold start)
  * @param warmupCpuUsPerEvent the server's CPU per event in each warm-up slice, in order
  * @param loadgenStimeShare the generator's system (kernel) time ÷ its CPU time in the window: the
