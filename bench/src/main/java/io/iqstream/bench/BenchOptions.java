@@ -1,5 +1,6 @@
 package io.iqstream.bench;
 
+import io.iqstream.bench.server.IqStreamSetup;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -9,17 +10,27 @@ import java.util.Locale;
  * The bench's options, parsed and validated once from the command line.
  *
  * @param runLengthMs length of one run (10 s in WORKLOAD.md); shorter compresses the schedule (tests)
+ * @param warmupMaxMs the longest warm-up: it goes on past {@code warmupMs} until the server's CPU per
+ *     event has settled, at most this long
+ * @param serverTransports IQ-Stream's {@code --transport} values, one row each; empty: not passed
+ * @param gcs IQ-Stream's named collector settings ({@link IqStreamSetup#COLLECTORS}), one row each;
+ *     empty: the default flags
+ * @param serverJvmOpts raw extra JVM flags for IQ-Stream, appended last
  */
 public record BenchOptions(
     List<String> servers,
     List<Integer> levels,
     long warmupMs,
+    long warmupMaxMs,
     long windowMs,
     long drainMs,
     long runLengthMs,
     int serverCpus,
     boolean pin,
     String transport,
+    List<String> serverTransports,
+    List<String> gcs,
+    List<String> serverJvmOpts,
     Path outDir,
     Path repo,
     int dropEvery,
@@ -42,7 +53,12 @@ public record BenchOptions(
                               (default: all)
         --levels LIST         concurrent runs K, comma list (default 100,300,1000,2000)
         --window DUR          measured window (default 60s); DUR takes ms, s or m
-        --warmup DUR          warm-up before the window (default 20s; at least one run length)
+        --warmup DUR          shortest warm-up before the window (default 20s; at least one run
+                              length); it goes on, in slices of about 5s, until two successive
+                              slices' server CPU per event are within 5% of each other and the
+                              generator's own JIT is quiet
+        --warmup-max DUR      longest warm-up (default 3 × --warmup); a row whose CPU per event had
+                              not settled by then is marked (cpu_unsettled in results.json)
         --drain DUR           time after the window for late events and resumes (default 5s)
         --run-length DUR      length of one run (default 10s, as the workload says); shorter
                               compresses the schedule (for smoke tests only)
@@ -51,6 +67,15 @@ public record BenchOptions(
                               machine has 4 or more CPUs
         --no-pin              do not pin with taskset
         --transport T         generator transport: auto (default), io_uring, epoll, nio
+        --server-transport T  IQ-Stream's --transport: auto, epoll, io_uring, nio, or a comma list
+                              for side-by-side rows (named e.g. iqstream[io_uring]); default: not
+                              passed (the server's own default)
+        --gc LIST             IQ-Stream under named collector settings, one row each (named e.g.
+                              iqstream[zgc]): g1 (-XX:+UseG1GC), g1-lowpause (G1, pause target 5ms,
+                              young generation 2-10% of the heap), zgc (generational), shenandoah;
+                              the heap stays fixed and pre-touched. Default: the default flags
+        --server-jvm-opts S   extra JVM flags for IQ-Stream, appended last (one string, split at
+                              spaces)
         --drop-every N        one browser in N drops and resumes (default 10; 0 = none)
         --nchan-publisher P   Nchan's publisher: http (a POST per event), websocket, or both
                               (default: both at each level, the faster kept in the table and the
@@ -58,7 +83,10 @@ public record BenchOptions(
         --out DIR             results root (default bench/results)
         --help                this text
 
-      Environment: IQSTREAM_JAR (server jar; default server/target/iqstream-server.jar).
+      Environment: IQSTREAM_JAR (server jar; default server/target/iqstream-server.jar);
+      IQSTREAM_JVM_OPTS replaces IQ-Stream's heap and collector flags (default
+      """ + IqStreamSetup.DEFAULT_SIZING + """
+      ).
       Peers are installed on first use by bench/peers/install-*.sh (apt-get / npm, idempotent).
       """;
 
@@ -72,6 +100,10 @@ public record BenchOptions(
     int serverCpus = 1;
     boolean pin = true;
     String transport = "auto";
+    List<String> serverTransports = List.of();
+    List<String> gcs = List.of();
+    List<String> serverJvmOpts = List.of();
+    Long warmupMaxSet = null;
     Path out = repo.resolve("bench/results");
     int dropEvery = 10;
     List<String> nchanPublishers = List.of("http", "websocket");
@@ -131,6 +163,12 @@ public record BenchOptions(
             case "--run-length" -> runLength = durationMs(v);
             case "--server-cpus" -> serverCpus = Integer.parseInt(v);
             case "--transport" -> transport = v;
+            case "--server-transport" -> serverTransports = list(v, IqStreamSetup.TRANSPORTS,
+                "server transport");
+            case "--gc" -> gcs = list(v, IqStreamSetup.COLLECTOR_NAMES, "collector setting");
+            case "--server-jvm-opts" -> serverJvmOpts = v.isBlank() ? List.of()
+                : List.of(v.trim().split("\\s+"));
+            case "--warmup-max" -> warmupMaxSet = durationMs(v);
             case "--drop-every" -> dropEvery = Integer.parseInt(v);
             case "--out" -> out = Path.of(v);
             case "--nchan-publisher" -> nchanPublishers = switch (v.trim().toLowerCase(Locale.ROOT)) {
@@ -163,6 +201,10 @@ public record BenchOptions(
     if (drainSet != null) {
       drain = drainSet;
     }
+    long warmupMax = warmupMaxSet != null ? warmupMaxSet : 3 * warmup;
+    if (warmupMax < warmup) {
+      throw new IllegalArgumentException("--warmup-max must be at least --warmup");
+    }
     if (window < 1000) {
       throw new IllegalArgumentException("--window must be at least 1s");
     }
@@ -172,8 +214,29 @@ public record BenchOptions(
     if (serverCpus < 1) {
       throw new IllegalArgumentException("--server-cpus must be >= 1");
     }
-    return new BenchOptions(List.copyOf(servers), List.copyOf(levels), warmup, window, drain,
-        runLength, serverCpus, pin, transport, out, repo, dropEvery, nchanPublishers, quick, help);
+    return new BenchOptions(List.copyOf(servers), List.copyOf(levels), warmup, warmupMax, window,
+        drain, runLength, serverCpus, pin, transport, serverTransports, gcs, serverJvmOpts, out, repo,
+        dropEvery, nchanPublishers, quick, help);
+  }
+
+  /** IQ-Stream's setups to measure side by side: every transport × collector asked for. */
+  public List<IqStreamSetup> iqstreamSetups() {
+    return IqStreamSetup.combinations(serverTransports, gcs, serverJvmOpts);
+  }
+
+  /** A comma list of known names, each once, in the order given. */
+  private static List<String> list(String v, List<String> known, String what) {
+    List<String> out = new ArrayList<>();
+    for (String s : v.split(",")) {
+      String n = s.trim().toLowerCase(Locale.ROOT).replace('-', '_');
+      String match = known.stream().filter(k -> k.replace('-', '_').equals(n)).findFirst()
+          .orElseThrow(() -> new IllegalArgumentException("unknown " + what + ": " + s.trim()
+              + " (known: " + String.join(", ", known) + ")"));
+      if (!out.contains(match)) {
+        out.add(match);
+      }
+    }
+    return List.copyOf(out);
   }
 
   /** "60s", "500ms", "2m", or plain milliseconds. */

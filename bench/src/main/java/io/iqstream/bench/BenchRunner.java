@@ -9,6 +9,8 @@ import io.iqstream.bench.report.ReportWriter;
 import io.iqstream.bench.report.ResultRow;
 import io.iqstream.bench.server.HaproxyServer;
 import io.iqstream.bench.server.IqStreamServer;
+import io.iqstream.bench.server.IqStreamSetup;
+import io.iqstream.bench.server.MachineCpu;
 import io.iqstream.bench.server.NchanServer;
 import io.iqstream.bench.server.Placement;
 import io.iqstream.bench.server.ProcTree;
@@ -53,6 +55,7 @@ public final class BenchRunner {
   private final int nproc;
   private final String serverCpuList;
   private final String generatorCpuList;
+  private final List<Integer> generatorCpus;
   private final int generatorThreads;
   private final Transport transport;
   private final int nice;
@@ -73,6 +76,7 @@ public final class BenchRunner {
       int firstGeneratorCpu = Math.max(options.serverCpus(), twoWorkerRun(options, nproc) ? 2 : 0);
       generatorCpuList = range(firstGeneratorCpu, nproc - 1);
       generatorThreads = nproc - firstGeneratorCpu;
+      generatorCpus = java.util.stream.IntStream.range(firstGeneratorCpu, nproc).boxed().toList();
       if (pinSelf) {
         exec(List.of("taskset", "-a", "-p", "-c", generatorCpuList,
             Long.toString(ProcessHandle.current().pid())));
@@ -89,6 +93,7 @@ public final class BenchRunner {
     } else {
       serverCpuList = null;
       generatorCpuList = null;
+      generatorCpus = List.of();
       generatorThreads = Math.max(1, Math.min(4, nproc / 2));
     }
   }
@@ -103,12 +108,17 @@ public final class BenchRunner {
     Map<String, String> servers = new LinkedHashMap<>();
     List<ResultRow> rows = new ArrayList<>();
     for (String name : options.servers()) {
-      for (int cpus : cpuCounts(name)) {
-        String cpuList = serverCpuList;
-        if (cpus != options.serverCpus()) {
-          cpuList = range(0, cpus - 1);
+      // IQ-Stream once per setup asked for (transport × collector), side by side
+      List<IqStreamSetup> setups = name.equals("iqstream") ? options.iqstreamSetups()
+          : java.util.Collections.singletonList(null);
+      for (IqStreamSetup setup : setups) {
+        for (int cpus : cpuCounts(name)) {
+          String cpuList = serverCpuList;
+          if (cpus != options.serverCpus()) {
+            cpuList = range(0, cpus - 1);
+          }
+          runServer(name, setup, cpus, new Placement(cpuList), dir, meta, servers, rows);
         }
-        runServer(name, cpus, new Placement(cpuList), dir, meta, servers, rows);
       }
     }
     ReportWriter.write(dir, meta, servers, rows);
@@ -127,18 +137,20 @@ public final class BenchRunner {
     return counts;
   }
 
-  private void runServer(String name, int cpus, Placement placement, Path dir, Map<String, Object> meta,
-      Map<String, String> servers, List<ResultRow> rows) throws IOException {
+  private void runServer(String name, IqStreamSetup iqSetup, int cpus, Placement placement, Path dir,
+      Map<String, Object> meta, Map<String, String> servers, List<ResultRow> rows)
+      throws IOException {
     // one server, or one per setup where the bench tries several and keeps the fastest (Nchan's two
     // publishers)
-    List<ServerUnderTest> setups = newServers(name);
+    List<ServerUnderTest> setups = newServers(name, iqSetup);
     String label = setups.get(0).name() + (cpus > 1 ? "-" + cpus + "cpu" : "");
     try {
       setups.get(0).install();
     } catch (Exception e) {
       log("%s: not installable here: %s", name, e.getMessage());
       servers.put(label, "not measured: " + e.getMessage());
-      rows.add(ResultRow.failed(name, cpus, 0, "not installable: " + e.getMessage()));
+      rows.add(ResultRow.failed(setups.get(0).name(), cpus, 0, "not installable: "
+          + e.getMessage()));
       ReportWriter.write(dir, meta, servers, rows);
       return;
     }
@@ -155,7 +167,7 @@ public final class BenchRunner {
           row = measure(server, cpus, placement, k);
         } catch (Exception e) {
           log("%s K=%d failed: %s", setupLabel, k, e);
-          row = ResultRow.failed(name, cpus, k, String.valueOf(e.getMessage()));
+          row = ResultRow.failed(server.name(), cpus, k, String.valueOf(e.getMessage()));
         } finally {
           Path logs = dir.resolve("logs");
           Files.createDirectories(logs);
@@ -232,7 +244,7 @@ public final class BenchRunner {
     return options.serverCpus() == 1 && nproc >= 4 && options.servers().contains("iqstream");
   }
 
-  List<ServerUnderTest> newServers(String name) {
+  List<ServerUnderTest> newServers(String name, IqStreamSetup iqSetup) {
     if (name.equals("nchan")) {
       List<ServerUnderTest> setups = new ArrayList<>();
       for (String p : options.nchanPublishers()) {
@@ -241,16 +253,18 @@ public final class BenchRunner {
       }
       return setups;
     }
-    return List.of(newServer(name));
+    return List.of(newServer(name, iqSetup == null ? IqStreamSetup.DEFAULT : iqSetup));
   }
 
-  ServerUnderTest newServer(String name) {
+  ServerUnderTest newServer(String name, IqStreamSetup iqSetup) {
     Path repo = options.repo();
     return switch (name) {
       // the JVM flags of `./iqstream serve` (its documented production setup), with a fixed, pre-touched heap
       // so that resident memory grows with what the runs cost, not with the heap's lazy expansion;
-      // IQSTREAM_JVM_OPTS replaces the sizing part, as it does for the launcher
-      case "iqstream" -> new IqStreamServer(IqStreamServer.defaultJar(repo), "iqstream", iqstreamJvmFlags());
+      // IQSTREAM_JVM_OPTS replaces the sizing part, as it does for the launcher; a setup may name
+      // another collector, a transport and extra flags
+      case "iqstream" -> new IqStreamServer(IqStreamServer.defaultJar(repo), iqSetup,
+          iqstreamJvmFlags(iqSetup));
       case "nchan" -> new NchanServer(repo.resolve("bench/peers"), NchanDriver.Publish.HTTP_POST);
       case "haproxy" -> new HaproxyServer(repo.resolve("bench/peers"));
       case "soketi" -> new SoketiServer(repo.resolve("bench/peers"));
@@ -258,19 +272,14 @@ public final class BenchRunner {
     };
   }
 
+  /** IQ-Stream's JVM flags today: {@link IqStreamSetup#DEFAULT}'s (IQSTREAM_JVM_OPTS, else the default sizing). */
   static List<String> iqstreamJvmFlags() {
-    List<String> flags = new java.util.ArrayList<>(List.of("-XX:+ExitOnOutOfMemoryError",
-        "-Dio.netty.leakDetection.level=disabled", "--enable-native-access=ALL-UNNAMED",
-        "-Dio.netty.tryReflectionSetAccessible=true",
-        "--add-opens=java.base/java.nio=ALL-UNNAMED",
-        "--add-opens=java.base/jdk.internal.misc=ALL-UNNAMED",
-        "-Dio.netty.allocator.type=pooled"));
-    String sizing = System.getenv("IQSTREAM_JVM_OPTS");
-    if (sizing == null || sizing.isBlank()) {
-      sizing = "-XX:+UseG1GC -Xms512m -Xmx512m -XX:+AlwaysPreTouch -XX:MaxDirectMemorySize=2g";
-    }
-    flags.addAll(List.of(sizing.trim().split("\\s+")));
-    return flags;
+    return iqstreamJvmFlags(IqStreamSetup.DEFAULT);
+  }
+
+  /** IQ-Stream's JVM flags in {@code setup}, the sizing from IQSTREAM_JVM_OPTS where it is set. */
+  static List<String> iqstreamJvmFlags(IqStreamSetup setup) {
+    return setup.jvmFlags(System.getenv("IQSTREAM_JVM_OPTS"));
   }
 
   private ResultRow measure(ServerUnderTest server, int cpus, Placement placement, int k)
@@ -293,21 +302,35 @@ public final class BenchRunner {
           sources.add("127.0.0." + i);
         }
       }
-      long warmupNs = TimeUnit.MILLISECONDS.toNanos(
+      long warmupMinNs = TimeUnit.MILLISECONDS.toNanos(
           Math.max(options.warmupMs(), options.runLengthMs()));
-      LoadGenerator.Config config = new LoadGenerator.Config(driver, k, script, warmupNs,
+      long warmupMaxNs = Math.max(warmupMinNs, TimeUnit.MILLISECONDS.toNanos(options.warmupMaxMs()));
+      // the window is planned after the longest warm-up and moved earlier once the server settles
+      LoadGenerator.Config config = new LoadGenerator.Config(driver, k, script, warmupMaxNs,
           TimeUnit.MILLISECONDS.toNanos(options.windowMs()),
           TimeUnit.MILLISECONDS.toNanos(options.drainMs()), options.dropEvery(), sources,
           0x5eedL + k);
-      log("%s (%d CPU) K=%d: warm-up %ds, window %ds", server.name(), cpus, k,
-          warmupNs / 1_000_000_000L, options.windowMs() / 1000);
+      log("%s (%d CPU) K=%d: warm-up %d-%ds, window %ds", server.name(), cpus, k,
+          warmupMinNs / 1_000_000_000L, warmupMaxNs / 1_000_000_000L, options.windowMs() / 1000);
       LoadGenerator.Timeline t = gen.start(config);
-      // the server's processes, found once (walking /proc costs the generator's CPU)
-      sleepUntil(t.windowStartNs() - 200_000_000L);
+      WarmupSlices slices = warmUp(gen, t, ProcTree.withDescendants(pid), warmupMinNs, warmupMaxNs);
+      // the server's processes, found again once (walking /proc costs the generator's CPU)
       List<Long> pids = ProcTree.withDescendants(pid);
+      boolean settled = slices.settled();
+      if (settled) {
+        t = gen.openWindowAt(System.nanoTime() + 100_000_000L);
+      }
+      double warmupS = (t.windowStartNs() - t.startNs()) / 1e9;
+      log("  warm-up %.1fs, server CPU µs/event per slice %s%s", warmupS, slices.figures(),
+          settled ? "" : slices.serverSettled() ? " (not settled: the generator's JIT still at work)"
+              : " (not settled)");
       sleepUntil(t.windowStartNs());
       long cpu0 = ProcTree.cpuMicros(pids);
       long gen0 = ProcTree.selfCpuMicros();
+      long genSys0 = ProcTree.selfSystemCpuMicros();
+      long genPreempt0 = ProcTree.selfInvoluntarySwitches();
+      MachineCpu genCpus0 = MachineCpu.read(generatorCpus);
+      Map<String, Long> genThreads0 = ProcTree.selfCpuMicrosByThreadKind();
       long w0 = System.nanoTime();
       long rssMax = 0;
       while (System.nanoTime() < t.windowEndNs()) {
@@ -318,6 +341,10 @@ public final class BenchRunner {
       // that ended count through the parent that reaped them
       long cpu1 = ProcTree.cpuMicros(ProcTree.withDescendants(pid));
       long gen1 = ProcTree.selfCpuMicros();
+      long genSys1 = ProcTree.selfSystemCpuMicros();
+      long genPreempt1 = ProcTree.selfInvoluntarySwitches();
+      MachineCpu genCpus = MachineCpu.read(generatorCpus).since(genCpus0);
+      Map<String, Long> genThreads1 = ProcTree.selfCpuMicrosByThreadKind();
       long w1 = System.nanoTime();
       // loaded: the live heap with K runs in flight, read once the window's CPU time is taken (its full
       // collection falls in the drain, whose events count for delivery but not for latency or CPU)
@@ -327,6 +354,7 @@ public final class BenchRunner {
         throw new IllegalStateException(server.name() + " died during the load");
       }
       double windowS = (w1 - w0) / 1e9;
+      IqStreamServer iq = server instanceof IqStreamServer i ? i : null;
       double serverCpuUs = cpu1 - cpu0;
       double genUtil = (gen1 - gen0) / 1e6 / windowS / generatorThreads;
       double sendLagP99 = ms(s.sendLagNs, 99);
@@ -345,7 +373,7 @@ public final class BenchRunner {
           msOrNull(s.latencyNs, 50), msOrNull(s.latencyNs, 99), msOrNull(s.latencyNs, 99.9),
           s.latencyNs.getTotalCount() == 0 ? null : round(s.latencyNs.getMaxValue() / 1e6, 3),
           lost, late, s.reconnectingRuns, msOrNull(s.resumeNs, 50), msOrNull(s.resumeNs, 99),
-          s.duplicates, s.reordered, s.corrupted,
+          msOrNull(s.resumeNs, 99.9), s.duplicates, s.reordered, s.corrupted,
           rssMax > 0 ? round(Math.max(0, rssMax - rssRest) / (double) k, 1) : null, rssRest,
           rssMax, memKibPerRun(rssRest, rssMax, heapRest, heapLoaded, k),
           heapRest < 0 ? null : heapRest, heapLoaded < 0 ? null : heapLoaded,
@@ -353,7 +381,14 @@ public final class BenchRunner {
           round(s.sendLagNs.getMaxValue() / 1e6, 3), round(tickGapP999, 3),
           round(s.tickGapNs.getMaxValue() / 1e6, 3), s.runsStarted, s.publishErrors,
           s.subscribeErrors, s.connectFailures, s.unexpectedDisconnects,
-          gen.transport().name().toLowerCase(), null, null);
+          gen.transport().name().toLowerCase(), iq == null ? null : iq.transportInUse(),
+          iq == null ? null : iq.setup().gc(), round(warmupS, 1), !settled, slices.cold(),
+          slices.figures(), gen1 == gen0 ? null : round((genSys1 - genSys0) / (double) (gen1 - gen0), 3),
+          genCpus.totalTicks() == 0 ? null
+              : round(genCpus.softirqTicks() / (double) genCpus.totalTicks(), 4),
+          genCpus.totalTicks() == 0 ? null
+              : round(genCpus.busyTicks() / (double) genCpus.totalTicks(), 3),
+          byThreadKind(genThreads0, genThreads1, windowS * generatorThreads), fallback(iq), null);
       log("%s K=%d: delivered %.2f%% (%d/%d), %.0f ev/s of %.0f, CPU %s µs/ev (%.0f%%), p50 %s p99 %s"
               + " ms, lost %s late %s, dup %d, corrupt %d, gen CPU %.0f%% lag p99 %.1f ms%s",
           server.name(), k, 100 * delivered, s.delivered, s.expected, eventsPerSec, target,
@@ -363,6 +398,10 @@ public final class BenchRunner {
               + " max %.2f ms", ms(s.tickGapNs, 50), ms(s.tickGapNs, 99), ms(s.tickGapNs, 99.9),
           s.tickGapNs.getMaxValue() / 1e6, ms(s.sendLagNs, 50), ms(s.sendLagNs, 99.9),
           s.sendLagNs.getMaxValue() / 1e6);
+      log("  generator: system time %s of its CPU, its CPUs busy %s and in softirq %s (all work on"
+              + " them), preempted %.0f/s, its CPU by thread %s", row.loadgenStimeShare(),
+          row.loadgenCpusBusyUtil(), row.loadgenCpusSoftirqUtil(), (genPreempt1 - genPreempt0) / windowS,
+          row.loadgenCpuByThread());
       log("  memory: %s KiB/run (RSS %d -> %d KiB, live heap %d -> %d KiB)", row.memKibPerRun(),
           rssRest, rssMax, heapRest, heapLoaded);
       if (s.publishErrors + s.subscribeErrors + s.connectFailures > 0) {
@@ -371,6 +410,55 @@ public final class BenchRunner {
       }
       return row;
     }
+  }
+
+  /**
+   * The warm-up: from the load's start, slices of {@link WarmupSlices#sliceNs} each, the server's CPU
+   * time and the events received in each; it ends at the first slice end at or past the shortest
+   * warm-up where the last two slices agree (the caller then opens the window), or at the longest.
+   */
+  private WarmupSlices warmUp(LoadGenerator gen, LoadGenerator.Timeline t, List<Long> pids,
+      long warmupMinNs, long warmupMaxNs) throws InterruptedException {
+    WarmupSlices slices = new WarmupSlices();
+    long sliceNs = WarmupSlices.sliceNs(warmupMinNs);
+    sleepUntil(t.startNs());
+    long cpuPrev = ProcTree.cpuMicros(pids);
+    long eventsPrev = gen.eventsReceived();
+    long jitPrev = ProcTree.selfCpuMicrosByThreadKind().get("jit");
+    for (long end = t.startNs() + sliceNs; end <= t.startNs() + warmupMaxNs; end += sliceNs) {
+      sleepUntil(end);
+      long cpu = ProcTree.cpuMicros(pids);
+      long events = gen.eventsReceived();
+      long jit = ProcTree.selfCpuMicrosByThreadKind().get("jit");
+      slices.add(cpu - cpuPrev, events - eventsPrev,
+          (jit - jitPrev) / 1e3 / (sliceNs / 1e6) / generatorThreads);
+      cpuPrev = cpu;
+      eventsPrev = events;
+      jitPrev = jit;
+      if (end - t.startNs() >= warmupMinNs && slices.settled()) {
+        break;
+      }
+    }
+    return slices;
+  }
+
+  /** Each thread kind's CPU between two readings ÷ {@code cpuSeconds} (the window × the CPUs). */
+  static Map<String, Double> byThreadKind(Map<String, Long> before, Map<String, Long> after,
+      double cpuSeconds) {
+    Map<String, Double> out = new LinkedHashMap<>();
+    after.forEach((kind, micros) -> out.put(kind,
+        round((micros - before.getOrDefault(kind, 0L)) / 1e6 / cpuSeconds, 3)));
+    return out;
+  }
+
+  /** The note of an IQ-Stream row whose server fell back from the transport asked for, else null. */
+  private static String fallback(IqStreamServer iq) {
+    if (iq == null || iq.setup().transport() == null || iq.setup().transport().equals("auto")
+        || iq.setup().transport().equals(iq.transportInUse())) {
+      return null;
+    }
+    return "asked for transport " + iq.setup().transport() + ", the server ran on "
+        + iq.transportInUse() + " (its fallback where the kernel refuses)";
   }
 
   /**
@@ -424,6 +512,7 @@ public final class BenchRunner {
     m.put("transport", transport.name().toLowerCase());
     m.put("nice", nice);
     m.put("warmup_s", Math.max(options.warmupMs(), options.runLengthMs()) / 1000.0);
+    m.put("warmup_max_s", Math.max(options.warmupMaxMs(), options.runLengthMs()) / 1000.0);
     m.put("window_s", options.windowMs() / 1000.0);
     m.put("drain_s", options.drainMs() / 1000.0);
     m.put("run_length_s", round(RunScript.ofLengthMs(options.runLengthMs()).lengthNs() / 1e9, 3));

@@ -40,11 +40,48 @@ class BenchOptionsTest {
   }
 
   @Test
+  void iqStreamSetupsAreEveryTransportTimesEveryCollectorEachNamedByItsVariant() {
+    BenchOptions o = parse("--server-transport", "epoll,io_uring", "--gc", "zgc,g1-lowpause",
+        "--server-jvm-opts", " -XX:+AlwaysPreTouch  -Xss512k ");
+    assertEquals(List.of("epoll", "io_uring"), o.serverTransports());
+    assertEquals(List.of("zgc", "g1-lowpause"), o.gcs());
+    assertEquals(List.of("-XX:+AlwaysPreTouch", "-Xss512k"), o.serverJvmOpts());
+    assertEquals(List.of("iqstream[epoll,zgc]", "iqstream[epoll,g1-lowpause]",
+            "iqstream[io_uring,zgc]", "iqstream[io_uring,g1-lowpause]"),
+        o.iqstreamSetups().stream().map(s -> s.rowName()).toList());
+    assertEquals(List.of("iqstream"), parse().iqstreamSetups().stream().map(s -> s.rowName())
+        .toList(), "no option: today's one setup, today's name");
+    assertEquals(List.of("iqstream[io_uring]"), parse("--server-transport=io-uring")
+        .iqstreamSetups().stream().map(s -> s.rowName()).toList());
+    assertEquals(List.of("iqstream[shenandoah]"), parse("--gc", "Shenandoah,shenandoah")
+        .iqstreamSetups().stream().map(s -> s.rowName()).toList(), "each once");
+  }
+
+  @Test
+  void theLongestWarmupIsThreeTimesTheShortestUnlessGiven() {
+    assertEquals(60_000, parse().warmupMaxMs());
+    assertEquals(36_000, parse("--warmup", "12s").warmupMaxMs());
+    assertEquals(12_000, parse("--warmup", "12s", "--warmup-max", "12s").warmupMaxMs());
+    assertThrows(IllegalArgumentException.class,
+        () -> parse("--warmup", "20s", "--warmup-max", "10s"));
+  }
+
+  @Test
+  void theHelpListsEveryOption() {
+    for (String option : List.of("--server-transport", "--gc", "--server-jvm-opts", "--warmup-max",
+        "g1-lowpause", "shenandoah", "IQSTREAM_JVM_OPTS")) {
+      assertTrue(BenchOptions.USAGE.contains(option), option);
+    }
+  }
+
+  @Test
   void refusesWhatItCannotDo() {
     assertThrows(IllegalArgumentException.class, () -> parse("--servers", "mercure"));
     assertThrows(IllegalArgumentException.class, () -> parse("--levels", "0"));
     assertThrows(IllegalArgumentException.class, () -> parse("--window"));
     assertThrows(IllegalArgumentException.class, () -> parse("--bogus", "1"));
     assertThrows(IllegalArgumentException.class, () -> parse("--nchan-publisher", "grpc"));
+    assertThrows(IllegalArgumentException.class, () -> parse("--server-transport", "kqueue"));
+    assertThrows(IllegalArgumentException.class, () -> parse("--gc", "cms"));
   }
 }

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.iqstream.bench.report.ResultRow;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The runner's derived columns: when a row is the generator's limit, and memory per run. */
@@ -21,6 +23,13 @@ class BenchRunnerTest {
     // thread): the p99.9 latency of that row is the generator's
     assertEquals("generator ticks stalled (gap p99.9 above 10 ms)",
         BenchRunner.limitReason(0.40, 1.5, 35.0));
+  }
+
+  @Test
+  void theGeneratorsCpuByThreadKindIsItsShareOfTheWindowOnItsCpus() {
+    Map<String, Double> shares = BenchRunner.byThreadKind(Map.of("jit", 1_000_000L, "gc", 0L),
+        Map.of("jit", 3_000_000L, "gc", 500_000L), 10.0);
+    assertEquals(Map.of("jit", 0.2, "gc", 0.05), shares);
   }
 
   @Test
@@ -42,9 +51,10 @@ class BenchRunnerTest {
   private static ResultRow row(double delivered, double eventsPerSec, Double cpuUs, Double p99,
       boolean limited) {
     return new ResultRow("nchan", 1, 300, 60, 1000, Math.round(1000 * delivered), delivered,
-        eventsPerSec, 12_870, cpuUs, 0.5, 1.0, p99, p99, p99, 0L, 0L, 10, 1.0, 2.0, 0, 0, 0, 10.0,
-        1000, 2000, 10.0, null, null, limited, limited ? "x" : null, 0.4, 1.0, 2.0, 1.0, 2.0, 100, 0,
-        0, 0, 0, "epoll", null, null);
+        eventsPerSec, 12_870, cpuUs, 0.5, 1.0, p99, p99, p99, 0L, 0L, 10, 1.0, 2.0, 3.0, 0, 0, 0,
+        10.0, 1000, 2000, 10.0, null, null, limited, limited ? "x" : null, 0.4, 1.0, 2.0, 1.0, 2.0,
+        100, 0, 0, 0, 0, "epoll", null, null, 20.0, false, null, List.of(), null, null, null, null,
+        null, null);
   }
 
   @Test

@@ -65,6 +65,16 @@ class BenchSmokeTest {
     assertTrue(r.get("p99_ms").asDouble() > 0);
     assertTrue(r.get("cpu_us_per_event").asDouble() > 0);
     assertTrue(r.has("resume_p50_ms"), "time to resume measured");
+    assertTrue(r.has("resume_p999_ms"), "resume p99.9 measured");
+    // the warm-up ran at least --warmup and at most --warmup-max (3 × by default), and says whether
+    // the server's CPU per event had settled
+    assertTrue(r.get("warmup_s").asDouble() >= 2 && r.get("warmup_s").asDouble() <= 6.5,
+        "warm-up " + r.get("warmup_s"));
+    assertTrue(r.has("cpu_unsettled"));
+    assertTrue(r.get("warmup_cpu_us_per_event").size() >= 2, "one figure per warm-up slice");
+    assertTrue(r.get("loadgen_cpu_by_thread").has("event loops"));
+    assertTrue(r.get("server_transport").asText().matches("epoll|io_uring|nio"),
+        "the transport the server said it listens with: " + r.get("server_transport"));
     for (String f : new String[] {"REPORT.md", "delivered.svg", "p99.svg", "cpu-per-event.svg"}) {
       assertTrue(Files.size(dir.resolve(f)) > 100, f);
     }

@@ -110,6 +110,35 @@ public final class LoadGenerator implements AutoCloseable {
     return timeline;
   }
 
+  /** Events received by the subscribers since the start, every thread (any thread; approximate). */
+  public long eventsReceived() {
+    long n = 0;
+    for (Shard s : shards.values()) {
+      n += s.received();
+    }
+    return n;
+  }
+
+  /**
+   * Moves the window to begin at {@code windowStartNs} (its length and the drain unchanged) when that
+   * is earlier than planned and still to come: the warm-up ended early because the server settled.
+   * Returns the timeline now in force.
+   */
+  public Timeline openWindowAt(long windowStartNs) {
+    Timeline t = timeline;
+    if (windowStartNs >= t.windowStartNs() || windowStartNs <= System.nanoTime()) {
+      return t;
+    }
+    long windowEnd = windowStartNs + config.windowNs();
+    timeline = new Timeline(t.startNs(), windowStartNs, windowEnd, windowEnd + config.drainNs(),
+        t.epochMsBase(), t.nanoBase());
+    for (EventLoop loop : loops) {
+      Shard shard = shards.get(loop);
+      loop.execute(shard::windowMoved);
+    }
+    return timeline;
+  }
+
   /** Waits for the load to end and merges what every thread measured. */
   public LoadStats await() throws InterruptedException, ExecutionException, TimeoutException {
     LoadStats total = new LoadStats();

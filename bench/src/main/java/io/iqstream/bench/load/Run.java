@@ -22,7 +22,8 @@ public final class Run {
   final long number;
   final AgUiRun data;
   final long startNs;
-  final boolean windowRun;
+  /** Whether its schedule ends inside the window (set again when the window moves: its shard's loop). */
+  boolean windowRun;
   final StreamChecker checker;
   /** Index at or after which the browser drops, -1 when this browser does not drop. */
   private final int dropAtIndex;

@@ -53,6 +53,9 @@ public final class Shard {
   private long lastTickNs;
   /** Time between the starts of successive ticks, gaps overlapping the window (1 ms when on time). */
   final org.HdrHistogram.Histogram tickGapNs = new org.HdrHistogram.Histogram(3);
+  /** Events received (new, live or replayed) since the start; written by this loop, read by the runner. */
+  private final java.util.concurrent.atomic.AtomicLong received =
+      new java.util.concurrent.atomic.AtomicLong();
   private ScheduledFuture<?> ticker;
   private Promise<LoadStats> result;
 
@@ -230,6 +233,8 @@ public final class Shard {
   }
 
   void recordReceive(long recvNs, long scheduledNs, boolean replayed) {
+    // single writer: an ordered store, no read-modify-write fence per event
+    received.lazySet(received.get() + 1);
     LoadGenerator.Timeline t = generator.timeline();
     if (recvNs >= t.windowStartNs() && recvNs < t.windowEndNs()) {
       stats.receivedInWindow++;
@@ -237,6 +242,27 @@ public final class Shard {
         stats.replayedInWindow++;
       } else {
         stats.latencyNs.recordValue(Math.max(0, recvNs - scheduledNs));
+      }
+    }
+  }
+
+  /** Events received since the start (any thread; this loop's count, a little behind). */
+  long received() {
+    return received.get();
+  }
+
+  /**
+   * The window moved (earlier: the warm-up settled): which runs in flight end inside it is decided
+   * again. Runs complete before the new window are not touched: it starts after the call was made.
+   */
+  void windowMoved() {
+    LoadGenerator.Timeline t = generator.timeline();
+    openWindowRuns = 0;
+    for (Run run : active.values()) {
+      long lastNs = run.startNs + script().offsetNs(RunScript.EVENTS - 1);
+      run.windowRun = lastNs >= t.windowStartNs() && lastNs < t.windowEndNs();
+      if (run.windowRun) {
+        openWindowRuns++;
       }
     }
   }

@@ -36,7 +36,7 @@ public final class ReportWriter {
     SvgChart delivered = new SvgChart("Delivered events/s vs concurrent runs",
         "concurrent runs (K)", "events/s delivered");
     SvgChart p99 = new SvgChart("p99 latency vs concurrent runs", "concurrent runs (K)",
-        "p99 latency (ms)");
+        "p99 latency (ms)").logY();
     SvgChart cpu = new SvgChart("Server CPU per event vs concurrent runs", "concurrent runs (K)",
         "server CPU per event (µs)");
     for (ResultRow r : rows) {
@@ -67,7 +67,8 @@ public final class ReportWriter {
         .append(meta.get("command")).append("`.\n\n");
     s.append("| | |\n|---|---|\n");
     for (String k : List.of("started", "machine", "cpu_model", "nproc", "kernel", "server_cpus",
-        "generator_cpus", "transport", "warmup_s", "window_s", "drain_s", "run_length_s")) {
+        "generator_cpus", "transport", "warmup_s", "warmup_max_s", "window_s", "drain_s",
+        "run_length_s")) {
       if (meta.containsKey(k)) {
         s.append("| ").append(k).append(" | ").append(meta.get(k)).append(" |\n");
       }
@@ -76,7 +77,8 @@ public final class ReportWriter {
     servers.forEach((k, v) -> s.append("- **").append(k).append("**: ").append(v).append('\n'));
     s.append("\n## Results\n\n");
     s.append("| K | server | CPUs | events delivered | events/s (target) | CPU µs/event | server CPU"
-        + " | p50 ms | p99 ms | p99.9 ms | lost on reconnect (late) | resume p99 ms | dup"
+        + " | p50 ms | p99 ms | p99.9 ms | lost on reconnect (late) | resume p50 / p99 / p99.9 ms"
+        + " | dup"
         + " | memory KiB/run (at rest) | generator |\n");
     s.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for (ResultRow r : rows) {
@@ -89,16 +91,21 @@ public final class ReportWriter {
           "| %d | %s | %d | %.2f%% (%d/%d) | %.0f (%.0f) | %s | %.0f%% | %s | %s | %s | %s | %s | %d"
               + " | %s | %s |\n",
           r.concurrency(), r.server(), r.cpus(), 100 * r.deliveredRatio(), r.eventsDelivered(),
-          r.eventsExpected(), r.eventsPerSec(), r.targetEventsPerSec(), f1(r.cpuUsPerEvent()),
+          r.eventsExpected(), r.eventsPerSec(), r.targetEventsPerSec(), cpu(r),
           100 * r.serverCpuUtil(), f2(r.p50Ms()), f2(r.p99Ms()), f2(r.p999Ms()),
-          lostAndLate(r), f1(r.resumeP99Ms()), r.duplicates(), memory(r),
+          lostAndLate(r), resume(r), r.duplicates(), memory(r),
           String.format(Locale.ROOT, "%.0f%% CPU, lag p99 %.1f ms%s", 100 * r.loadgenCpuUtil(),
               r.sendLagP99Ms(), r.loadgenLimited() ? " **LIMITED**" : "")));
     }
     s.append("\nevents delivered: events received by subscribers ÷ events produced, runs whose"
         + " schedule ended inside the window (plus drain). CPU µs/event: the server's CPU time (all"
         + " processes and threads, /proc) in the window ÷ events delivered in it. Latency: receive"
-        + " time − scheduled production time (HdrHistogram), live events only. lost on reconnect:"
+        + " time − scheduled production time (HdrHistogram), live events only. CPU µs/event"
+        + " (cold): in brackets, the first warm-up slice's figure (the server just started: the JIT"
+        + " at work); **†**: the server's CPU per event had not settled by the end of the longest"
+        + " warm-up (its last two slices differed by more than 5%, or the generator's compiler"
+        + " threads were still busy), so the row may still carry the warm-up's work. resume: from a browser's reconnect request to the first replayed"
+        + " event. lost on reconnect:"
         + " events a reconnected browser missed below the highest event it received after"
         + " reconnecting (the server went past them); (late): events still missing at the end of"
         + " the drain above anything it received after reconnecting; – where no browser"
@@ -128,10 +135,27 @@ public final class ReportWriter {
    */
   static String summary(List<ResultRow> rows) {
     StringBuilder s = new StringBuilder("## Summary\n\n");
+    // one line per IQ-Stream setup measured (iqstream, iqstream[zgc]...)
+    List<String> iqNames = rows.stream().filter(ResultRow::isIqStream).map(ResultRow::server)
+        .distinct().toList();
+    for (String iqName : iqNames.isEmpty() ? List.of("iqstream") : iqNames) {
+      summarise(s, iqName, rows);
+    }
+    for (ResultRow r : rows) {
+      if (r.error() == null && r.loadgenLimited()) {
+        s.append(String.format(Locale.ROOT, "- K = %d, %s: the generator was the limit (%s; its CPU"
+                + " %.0f%%, send lag p99 %.1f ms): not the server's figure.\n", r.concurrency(),
+            r.server(), r.loadgenLimitReason(), 100 * r.loadgenCpuUtil(), r.sendLagP99Ms()));
+      }
+    }
+    return s.append('\n').toString();
+  }
+
+  private static void summarise(StringBuilder s, String iqName, List<ResultRow> rows) {
     ResultRow bestIq = null;
     ResultRow bestNchan = null;
     for (ResultRow iq : rows) {
-      if (!iq.server().equals("iqstream") || iq.cpus() != 1 || !iq.keptUp()) {
+      if (!iq.server().equals(iqName) || iq.cpus() != 1 || !iq.keptUp()) {
         continue;
       }
       for (ResultRow n : rows) {
@@ -143,37 +167,58 @@ public final class ReportWriter {
       }
     }
     if (bestIq != null) {
-      s.append(String.format(Locale.ROOT, "- IQ-Stream vs Nchan at K = %d, the highest load both kept"
+      s.append(String.format(Locale.ROOT, "- %s vs Nchan at K = %d, the highest load both kept"
               + " up with (1 CPU each): CPU per event %.1f vs %.1f µs (IQ-Stream ÷ Nchan = %.2f),"
-              + " p99 %.2f vs %.2f ms, lost on reconnect %s vs %s.\n", bestIq.concurrency(),
+              + " p99 %.2f vs %.2f ms, resume p50 %s vs %s ms and p99 %s vs %s ms, lost on reconnect"
+              + " %s vs %s.\n", label(iqName), bestIq.concurrency(),
           bestIq.cpuUsPerEvent(), bestNchan.cpuUsPerEvent(),
           bestIq.cpuUsPerEvent() / bestNchan.cpuUsPerEvent(), bestIq.p99Ms(), bestNchan.p99Ms(),
-          bestIq.lostOnReconnect(), bestNchan.lostOnReconnect()));
+          f2(bestIq.resumeP50Ms()), f2(bestNchan.resumeP50Ms()), f2(bestIq.resumeP99Ms()),
+          f2(bestNchan.resumeP99Ms()), bestIq.lostOnReconnect(), bestNchan.lostOnReconnect()));
     } else {
-      s.append("- IQ-Stream vs Nchan: no load where both kept up with the generator not the limit.\n");
+      s.append("- ").append(label(iqName)).append(" vs Nchan: no load where both kept up with the"
+          + " generator not the limit.\n");
     }
     for (ResultRow iq : rows) {
-      if (!iq.server().equals("iqstream") || iq.cpus() != 1 || iq.error() != null
+      if (!iq.server().equals(iqName) || iq.cpus() != 1 || iq.error() != null
           || iq.loadgenLimited() || iq.cpuUsPerEvent() == null) {
         continue;
       }
       for (ResultRow f : rows) {
         if (f.server().equals("haproxy-floor") && f.concurrency() == iq.concurrency()
             && f.error() == null && !f.loadgenLimited() && f.cpuUsPerEvent() != null) {
-          s.append(String.format(Locale.ROOT, "- K = %d: IQ-Stream's CPU per event ÷ the floor's ="
-                  + " %.1f ÷ %.1f = %.2f×.\n", iq.concurrency(), iq.cpuUsPerEvent(),
-              f.cpuUsPerEvent(), iq.cpuUsPerEvent() / f.cpuUsPerEvent()));
+          s.append(String.format(Locale.ROOT, "- K = %d: %s's CPU per event ÷ the floor's ="
+                  + " %.1f ÷ %.1f = %.2f×; p99 %.2f ÷ %.2f ms = %.2f×.\n", iq.concurrency(),
+              label(iqName), iq.cpuUsPerEvent(), f.cpuUsPerEvent(),
+              iq.cpuUsPerEvent() / f.cpuUsPerEvent(), nz(iq.p99Ms()), nz(f.p99Ms()),
+              nz(iq.p99Ms()) / nz(f.p99Ms())));
         }
       }
     }
-    for (ResultRow r : rows) {
-      if (r.error() == null && r.loadgenLimited()) {
-        s.append(String.format(Locale.ROOT, "- K = %d, %s: the generator was the limit (%s; its CPU"
-                + " %.0f%%, send lag p99 %.1f ms): not the server's figure.\n", r.concurrency(),
-            r.server(), r.loadgenLimitReason(), 100 * r.loadgenCpuUtil(), r.sendLagP99Ms()));
-      }
+  }
+
+  /** "IQ-Stream", or with its setup: "IQ-Stream [zgc]". */
+  private static String label(String iqName) {
+    return iqName.equals("iqstream") ? "IQ-Stream" : "IQ-Stream " + iqName.substring("iqstream".length());
+  }
+
+  private static double nz(Double v) {
+    return v == null ? Double.NaN : v;
+  }
+
+  private static String cpu(ResultRow r) {
+    if (r.cpuUsPerEvent() == null) {
+      return "–";
     }
-    return s.append('\n').toString();
+    return f1(r.cpuUsPerEvent()) + (r.cpuUnsettled() ? " **†**" : "")
+        + (r.cpuUsPerEventCold() == null ? "" : " (cold " + f1(r.cpuUsPerEventCold()) + ")");
+  }
+
+  private static String resume(ResultRow r) {
+    if (r.resumeP50Ms() == null) {
+      return "–";
+    }
+    return f2(r.resumeP50Ms()) + " / " + f2(r.resumeP99Ms()) + " / " + f2(r.resumeP999Ms());
   }
 
   private static String lostAndLate(ResultRow r) {

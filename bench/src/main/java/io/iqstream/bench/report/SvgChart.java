@@ -8,7 +8,9 @@ import java.util.Map;
 
 /**
  * A line chart as a standalone SVG: x = concurrent runs (log scale when the levels span more than a
- * factor of 8), one polyline per server, axes with ticks, a legend. Written by hand, no library.
+ * factor of 8), y linear from 0 or, for a chart made {@link #logY()}, logarithmic with ticks at 1, 2, 5,
+ * 10, 20, 50... (latencies that span 1 ms to seconds), one polyline per server, axes with ticks, a
+ * legend. Written by hand, no library.
  * Any thread; build, then {@link #toSvg()}.
  */
 public final class SvgChart {
@@ -26,6 +28,7 @@ public final class SvgChart {
   private final String xLabel;
   private final String yLabel;
   private final Map<String, List<double[]>> series = new LinkedHashMap<>();
+  private boolean logY;
 
   public SvgChart(String title, String xLabel, String yLabel) {
     this.title = title;
@@ -33,9 +36,15 @@ public final class SvgChart {
     this.yLabel = yLabel;
   }
 
+  /** Draws y on a log axis (points with y ≤ 0 are left out); call before adding points. */
+  public SvgChart logY() {
+    this.logY = true;
+    return this;
+  }
+
   /** Adds a point to a series (points are drawn in x order). */
   public SvgChart point(String seriesName, double x, double y) {
-    if (Double.isFinite(x) && Double.isFinite(y)) {
+    if (Double.isFinite(x) && Double.isFinite(y) && !(logY && y <= 0)) {
       series.computeIfAbsent(seriesName, k -> new ArrayList<>()).add(new double[] {x, y});
     }
     return this;
@@ -45,12 +54,14 @@ public final class SvgChart {
     double minX = Double.MAX_VALUE;
     double maxX = -Double.MAX_VALUE;
     double maxY = 0;
+    double minY = Double.MAX_VALUE;
     for (List<double[]> pts : series.values()) {
       pts.sort((a, b) -> Double.compare(a[0], b[0]));
       for (double[] p : pts) {
         minX = Math.min(minX, p[0]);
         maxX = Math.max(maxX, p[0]);
         maxY = Math.max(maxY, p[1]);
+        minY = Math.min(minY, p[1]);
       }
     }
     if (minX > maxX) {
@@ -62,7 +73,11 @@ public final class SvgChart {
       minX = logX ? minX / 2 : Math.max(0, minX - 1);
       maxX = logX ? maxX * 2 : maxX + 1;
     }
-    double yTop = niceCeil(maxY <= 0 ? 1 : maxY * 1.05);
+    double yTop = logY ? logTickCeil(maxY <= 0 ? 1 : maxY) : niceCeil(maxY <= 0 ? 1 : maxY * 1.05);
+    double yBottom = logY ? logTickFloor(minY == Double.MAX_VALUE || minY <= 0 ? 1 : minY) : 0;
+    if (logY && yBottom >= yTop) {
+      yTop = logTickCeil(yTop * 1.01);
+    }
     double plotW = W - LEFT - RIGHT;
     double plotH = H - TOP - BOTTOM;
     final double fMinX = minX;
@@ -70,7 +85,12 @@ public final class SvgChart {
     java.util.function.DoubleUnaryOperator sx = x -> LEFT + plotW * (logX
         ? (Math.log(x) - Math.log(fMinX)) / (Math.log(fMaxX) - Math.log(fMinX))
         : (x - fMinX) / (fMaxX - fMinX));
-    java.util.function.DoubleUnaryOperator sy = y -> TOP + plotH * (1 - y / yTop);
+    final double fBottom = yBottom;
+    final double fTop = yTop;
+    java.util.function.DoubleUnaryOperator sy = logY
+        ? y -> TOP + plotH * (1 - (Math.log(y) - Math.log(fBottom))
+            / (Math.log(fTop) - Math.log(fBottom)))
+        : y -> TOP + plotH * (1 - y / fTop);
 
     StringBuilder s = new StringBuilder();
     s.append(String.format(Locale.ROOT,
@@ -88,9 +108,16 @@ public final class SvgChart {
     s.append(String.format(Locale.ROOT,
         "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>%n", LEFT, TOP, LEFT,
         H - BOTTOM));
-    // y ticks
-    for (int i = 0; i <= 5; i++) {
-      double v = yTop * i / 5;
+    // y ticks: five even steps from 0, or every 1-2-5 value of the log axis
+    List<Double> yTicks = new ArrayList<>();
+    if (logY) {
+      yTicks.addAll(logTicks(yBottom, yTop));
+    } else {
+      for (int i = 0; i <= 5; i++) {
+        yTicks.add(yTop * i / 5);
+      }
+    }
+    for (double v : yTicks) {
       double y = sy.applyAsDouble(v);
       s.append(String.format(Locale.ROOT,
           "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>%n", LEFT, y, W - RIGHT,
@@ -115,7 +142,8 @@ public final class SvgChart {
         esc(xLabel + (logX ? " (log scale)" : ""))));
     s.append(String.format(Locale.ROOT,
         "<text x=\"18\" y=\"%.1f\" text-anchor=\"middle\" transform=\"rotate(-90 18 %.1f)\">%s"
-            + "</text>%n", TOP + plotH / 2, TOP + plotH / 2, esc(yLabel)));
+            + "</text>%n", TOP + plotH / 2, TOP + plotH / 2,
+        esc(yLabel + (logY ? " (log scale)" : ""))));
     // series
     int c = 0;
     for (Map.Entry<String, List<double[]>> e : series.entrySet()) {
@@ -156,6 +184,39 @@ public final class SvgChart {
       }
     }
     return 10 * exp;
+  }
+
+  /** The 1-2-5 values (…, 0.5, 1, 2, 5, 10, 20, 50, 100…) from {@code bottom} to {@code top}. */
+  static List<Double> logTicks(double bottom, double top) {
+    List<Double> ticks = new ArrayList<>();
+    for (double v = logTickFloor(bottom); v <= top * (1 + 1e-9); v = nextLogTick(v)) {
+      ticks.add(v);
+    }
+    return ticks;
+  }
+
+  /** The largest 1-2-5 value at or below {@code v} (v > 0). */
+  static double logTickFloor(double v) {
+    double exp = Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
+    double best = exp;
+    for (double m : new double[] {1, 2, 5}) {
+      if (m * exp <= v * (1 + 1e-9)) {
+        best = m * exp;
+      }
+    }
+    return best;
+  }
+
+  /** The smallest 1-2-5 value at or above {@code v} (v > 0). */
+  static double logTickCeil(double v) {
+    double f = logTickFloor(v);
+    return f >= v * (1 - 1e-9) ? f : nextLogTick(f);
+  }
+
+  private static double nextLogTick(double tick) {
+    double exp = Math.pow(10, Math.floor(Math.log10(tick) + 1e-9));
+    double m = Math.round(tick / exp);
+    return m == 1 ? 2 * exp : m == 2 ? 5 * exp : 10 * exp;
   }
 
   static String num(double v) {

@@ -17,18 +17,30 @@ import java.util.regex.Pattern;
  * on 127.0.0.1, with JWT authorization on and one worker per CPU it is given.
  */
 public final class IqStreamServer extends ProcessServer {
-  private static final Pattern LISTENING = Pattern.compile("listening on http://[^:]+:(\\d+)");
+  private static final Pattern LISTENING =
+      Pattern.compile("listening on http://[^:]+:(\\d+)(?: \\(([a-z_]+),)?");
 
   private Path jar;
-  private final String name;
+  private final IqStreamSetup setup;
   private final List<String> jvmFlags;
   private int workers;
+  private String transportInUse;
   private JvmHeap heap;
 
-  public IqStreamServer(Path jar, String name, List<String> jvmFlags) {
+  /** IQ-Stream in {@code setup}, started with {@code jvmFlags} (the setup's, built by the runner). */
+  public IqStreamServer(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
     this.jar = jar;
-    this.name = name;
+    this.setup = setup;
     this.jvmFlags = List.copyOf(jvmFlags);
+  }
+
+  public IqStreamSetup setup() {
+    return setup;
+  }
+
+  /** The transport the server said it listens with (its fallback shows here), null before start. */
+  public String transportInUse() {
+    return transportInUse;
   }
 
   /** The jar from {@code IQSTREAM_JAR}, else {@code <repo>/server/target/iqstream-server.jar}. */
@@ -40,7 +52,7 @@ public final class IqStreamServer extends ProcessServer {
 
   @Override
   public String name() {
-    return name;
+    return setup.rowName();
   }
 
   /** Checks the jar and takes a private copy, so a rebuild during the bench cannot change it. */
@@ -67,12 +79,14 @@ public final class IqStreamServer extends ProcessServer {
     cmd.addAll(jvmFlags);
     cmd.addAll(List.of("-jar", jar.toString(), "serve", "--host", "127.0.0.1", "--port", "0",
         "--jwt-secret", jwtSecret, "--workers", Integer.toString(workers)));
+    cmd.addAll(setup.serverArgs());
     process = ServerProcess.start(cmd, placement, null, line -> LISTENING.matcher(line).find());
     String line = process.awaitReady(30_000);
     Matcher m = LISTENING.matcher(line);
     if (!m.find()) {
       throw new IllegalStateException("no port in: " + line);
     }
+    transportInUse = m.group(2);
     return new IqStreamDriver("127.0.0.1", Integer.parseInt(m.group(1)), jwtSecret);
   }
 
@@ -88,7 +102,7 @@ public final class IqStreamServer extends ProcessServer {
       }
       return heap.usedAfterFullGcKib();
     } catch (Exception e) {
-      System.err.println("[bench] live heap of " + name + " not read: " + e);
+      System.err.println("[bench] live heap of " + name() + " not read: " + e);
       return -1;
     }
   }
@@ -104,7 +118,10 @@ public final class IqStreamServer extends ProcessServer {
 
   @Override
   public String description() {
+    String variant = setup.describe();
     return "IQ-Stream (server jar), " + workers + " worker(s), JWT HS256 auth, "
-        + "chunked NDJSON publish, SSE subscribe";
+        + "chunked NDJSON publish, SSE subscribe" + (variant.isEmpty() ? "" : "; " + variant)
+        + (transportInUse == null ? "" : "; ran on " + transportInUse) + "; JVM flags: "
+        + String.join(" ", jvmFlags);
   }
 }

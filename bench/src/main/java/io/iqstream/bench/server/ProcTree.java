@@ -134,4 +134,73 @@ public final class ProcTree {
     long[] f = stat(PROC, ProcessHandle.current().pid());
     return f == null ? 0 : (f[1] + f[2]) * 1_000_000L / CLOCK_TICKS_PER_SEC;
   }
+
+  /** System (kernel) CPU time of this JVM (all threads), microseconds. */
+  public static long selfSystemCpuMicros() {
+    long[] f = stat(PROC, ProcessHandle.current().pid());
+    return f == null ? 0 : f[2] * 1_000_000L / CLOCK_TICKS_PER_SEC;
+  }
+
+  /**
+   * CPU time of this JVM's threads by kind, microseconds: {@code event loops} (Netty's), {@code jit}
+   * (the compiler threads), {@code gc} (the collector's), {@code other}. From
+   * /proc/self/task/{@literal *}/stat and comm; a thread that ended meanwhile is left out.
+   */
+  public static Map<String, Long> selfCpuMicrosByThreadKind() {
+    Map<String, Long> out = new java.util.LinkedHashMap<>();
+    for (String kind : List.of("event loops", "jit", "gc", "other")) {
+      out.put(kind, 0L);
+    }
+    Path taskDir = PROC.resolve("self/task");
+    try (DirectoryStream<Path> tasks = Files.newDirectoryStream(taskDir)) {
+      for (Path task : tasks) {
+        // a thread's stat has its process's layout
+        long[] f = stat(taskDir, Long.parseLong(task.getFileName().toString()));
+        String comm;
+        try {
+          comm = Files.readString(task.resolve("comm"), StandardCharsets.US_ASCII).trim();
+        } catch (IOException e) {
+          continue; // the thread ended meanwhile
+        }
+        if (f != null) {
+          out.merge(threadKind(comm), (f[1] + f[2]) * 1_000_000L / CLOCK_TICKS_PER_SEC, Long::sum);
+        }
+      }
+    } catch (IOException e) {
+      return out;
+    }
+    return out;
+  }
+
+  /** The kind of a JVM thread by its name (as /proc shows it, cut to 15 characters). */
+  static String threadKind(String comm) {
+    if (comm.startsWith("multiThreadIoEv") || comm.contains("EventLoop")) {
+      return "event loops";
+    }
+    if (comm.startsWith("C1 Compiler") || comm.startsWith("C2 Compiler")) {
+      return "jit";
+    }
+    if (comm.startsWith("GC ") || comm.startsWith("ZWorker") || comm.startsWith("ZDirector")
+        || comm.startsWith("ZDriver") || comm.startsWith("ZUncommit") || comm.startsWith("G1 ")
+        || comm.startsWith("Shenandoah") || comm.startsWith("VM Thread")) {
+      return "gc";
+    }
+    return "other";
+  }
+
+  /**
+   * Times this JVM's threads were taken off their CPU while they could run (other work preempted
+   * them), summed over its threads ({@code nonvoluntary_ctxt_switches} of /proc/self/task/{@literal *}/status).
+   */
+  public static long selfInvoluntarySwitches() {
+    long n = 0;
+    try (DirectoryStream<Path> tasks = Files.newDirectoryStream(PROC.resolve("self/task"))) {
+      for (Path task : tasks) {
+        n += field(task.resolve("status"), "nonvoluntary_ctxt_switches:").orElse(0L);
+      }
+    } catch (IOException e) {
+      return 0;
+    }
+    return n;
+  }
 }

@@ -135,4 +135,42 @@ class LoadGeneratorTest {
           "and so in loadgen_limited's p99.9");
     }
   }
+
+  /**
+   * The warm-up settled early: the window is moved earlier while runs are in flight. The runs whose
+   * schedule now ends inside the window are counted, those already in flight included, and the load
+   * ends after the moved window, not the planned one.
+   */
+  @Test
+  @Timeout(60)
+  void aWindowMovedEarlierCountsTheRunsInFlightThatEndInsideIt() throws Exception {
+    RunScript script = RunScript.ofLengthMs(1000);
+    try (LoadGenerator gen = new LoadGenerator(Transport.NIO, 1)) {
+      LoadGenerator.Config config = new LoadGenerator.Config(new QueueingDriver(), 3, script,
+          TimeUnit.SECONDS.toNanos(40), TimeUnit.MILLISECONDS.toNanos(1000),
+          TimeUnit.SECONDS.toNanos(10), 0, List.of(), 42);
+      LoadGenerator.Timeline planned = gen.start(config);
+      // past the first run length: all three runs in flight
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (gen.eventsReceived() < 1500 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      assertTrue(gen.eventsReceived() >= 1500, "events counted as they arrive");
+      LoadGenerator.Timeline moved = gen.openWindowAt(System.nanoTime()
+          + TimeUnit.MILLISECONDS.toNanos(100));
+      assertTrue(moved.windowStartNs() < planned.windowStartNs());
+      assertEquals(moved.windowStartNs() + TimeUnit.MILLISECONDS.toNanos(1000),
+          moved.windowEndNs(), "the window keeps its length");
+      assertEquals(moved, gen.openWindowAt(planned.windowStartNs() + 1), "never moved later");
+      LoadStats s = gen.await();
+
+      assertTrue(System.nanoTime() < planned.windowStartNs(), "ended after the moved window");
+      // the runs ending in the 1 s window started in the second before it, about 90% of them before
+      // the move: without the recount they would not be window runs
+      assertTrue(s.windowRuns >= 2, "runs ended in the moved window: " + s.windowRuns);
+      assertEquals(s.windowRuns * RunScript.EVENTS, s.expected);
+      assertEquals(s.expected, s.delivered);
+      assertTrue(s.receivedInWindow > 0);
+    }
+  }
 }

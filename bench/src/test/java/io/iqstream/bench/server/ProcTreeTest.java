@@ -102,4 +102,16 @@ class ProcTreeTest {
       p.destroyForcibly().waitFor();
     }
   }
+
+  @Test
+  void jvmThreadsAreSortedByKindFromTheirNames() {
+    assertEquals("event loops", ProcTree.threadKind("multiThreadIoEv"));
+    assertEquals("jit", ProcTree.threadKind("C2 CompilerThre"));
+    assertEquals("gc", ProcTree.threadKind("ZWorkerYoung#0"));
+    assertEquals("gc", ProcTree.threadKind("GC Thread#0"));
+    assertEquals("other", ProcTree.threadKind("main"));
+    java.util.Map<String, Long> own = ProcTree.selfCpuMicrosByThreadKind();
+    assertEquals(java.util.List.of("event loops", "jit", "gc", "other"), java.util.List.copyOf(own.keySet()));
+    assertTrue(own.values().stream().mapToLong(Long::longValue).sum() > 0, "this JVM has run: " + own);
+  }
 }
