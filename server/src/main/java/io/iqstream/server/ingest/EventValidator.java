@@ -1,8 +1,6 @@
 package io.iqstream.server.ingest;
 
-import com.fasterxml.jackson.core.StreamReadConstraints;
 import io.netty.buffer.ByteBuf;
-import java.util.Arrays;
 
 /**
  * Checks that an event is well-formed UTF-8 and one well-formed JSON object with exactly one string {@code type}
@@ -11,8 +9,8 @@ import java.util.Arrays;
  * unless it fails (then the reason, {@link #lastError()}, is a new string).
  *
  * <p>Implementation notes. The check is a single pass over the bytes: {@link Utf8#firstInvalid} first, then a
- * strict RFC 8259 syntax scan that builds nothing. It takes exactly what Jackson's streaming parser (the reference,
- * with its default features and {@link StreamReadConstraints}) takes from UTF-8 input, and gives the same
+ * strict RFC 8259 syntax scan that builds nothing ({@link JsonScanner}). It takes exactly what Jackson's streaming
+ * parser (the reference, with its default features and stream read constraints) takes from UTF-8 input, and gives the same
  * {@link EventCheck} in the same order as walking its tokens would: nesting up to 1000 levels, numbers up to 1000
  * digits, names up to 50,000 bytes, no comments, no leading zeros, control characters only escaped, any
  * {@code \\uXXXX} in a value (a lone surrogate included) but only paired surrogate escapes in a member name, and
@@ -24,32 +22,13 @@ import java.util.Arrays;
  * {@code RelayAllocationTest} shows the relay path's allocation per event.
  */
 public final class EventValidator {
-    /** Deepest nesting taken (the root object is level 1), as Jackson's default constraints. */
-    static final int MAX_NESTING_DEPTH = StreamReadConstraints.DEFAULT_MAX_DEPTH;
-    /** Most digits in a number (integer part, or integer + fraction + exponent), as Jackson's default. */
-    static final int MAX_NUMBER_LENGTH = StreamReadConstraints.DEFAULT_MAX_NUM_LEN;
-    /** Longest object member name in UTF-8 bytes after unescaping, as Jackson's default. */
-    static final int MAX_NAME_BYTES = StreamReadConstraints.DEFAULT_MAX_NAME_LEN;
-
     private static final byte[] TYPE = {'t', 'y', 'p', 'e'};
     private static final byte[] RUN_FINISHED = {'R', 'U', 'N', '_', 'F', 'I', 'N', 'I', 'S', 'H', 'E', 'D'};
     private static final byte[] RUN_ERROR = {'R', 'U', 'N', '_', 'E', 'R', 'R', 'O', 'R'};
 
     private byte[] scratch = new byte[1024];
     private String lastError = "";
-    /** Bit per nesting level: set where that level is an array. */
-    private final long[] arrayLevels = new long[MAX_NESTING_DEPTH / 64 + 2];
-
-    // The event being scanned: bytes[base, end), next byte at pos, open levels in depth.
-    private byte[] bytes;
-    private int base;
-    private int pos;
-    private int end;
-    private int depth;
-    // The last string scanned: its content bytes[stringStart, stringEnd), and whether it has escapes.
-    private int stringStart;
-    private int stringEnd;
-    private boolean stringEscaped;
+    private final JsonScanner scan = new JsonScanner();
 
     /** Why the last check failed, for the error reply. */
     public String lastError() {
@@ -58,6 +37,7 @@ public final class EventValidator {
 
     public EventCheck check(ByteBuf json) {
         int length = json.readableBytes();
+        byte[] bytes;
         int offset;
         if (json.hasArray()) {
             bytes = json.array();
@@ -72,53 +52,50 @@ public final class EventValidator {
         }
         int bad = Utf8.firstInvalid(bytes, offset, length);
         if (bad >= 0) {
-            bytes = null;
             lastError = "invalid UTF-8 at byte " + (bad - offset) + " of the event";
             return EventCheck.BAD_UTF8;
         }
-        base = offset;
-        pos = offset;
-        end = offset + length;
-        depth = 0;
+        scan.reset(bytes, offset, length);
         try {
             return scanEvent();
         } finally {
-            bytes = null;
+            scan.clear();
         }
     }
 
+    /** The event's members in order, with the verdicts Jackson's token walk gives at the same points. */
     private EventCheck scanEvent() {
-        skipWhitespace();
-        if (pos >= end || bytes[pos] != '{') {
+        JsonScanner s = scan;
+        s.skipWhitespace();
+        if (s.pos >= s.end || s.bytes[s.pos] != '{') {
             return scanOtherRoot();
         }
-        pos++;
-        depth = 1;
-        arrayLevels[0] = 0;
+        s.openRootObject();
         boolean hasType = false;
         boolean terminal = false;
-        skipWhitespace();
-        if (pos < end && bytes[pos] == '}') {
-            pos++;
+        s.skipWhitespace();
+        if (s.pos < s.end && s.bytes[s.pos] == '}') {
+            s.pos++;
         } else {
             while (true) {
-                if (!scanName()) {
-                    return EventCheck.BAD_JSON;
+                if (!s.scanName()) {
+                    return badJson();
                 }
-                boolean isType = stringIs(TYPE);
-                if (isType && pos < end && bytes[pos] == '"') {
+                boolean isType = s.stringIs(TYPE);
+                if (isType && s.pos < s.end && s.bytes[s.pos] == '"') {
                     if (hasType) {
                         lastError = "duplicate \"type\" key";
                         return EventCheck.DUPLICATE_TYPE;
                     }
-                    if (!scanString()) {
-                        return EventCheck.BAD_JSON;
+                    if (!s.scanString()) {
+                        return badJson();
                     }
                     hasType = true;
-                    terminal = stringIs(RUN_FINISHED) || stringIs(RUN_ERROR);
+                    terminal = s.stringIs(RUN_FINISHED) || s.stringIs(RUN_ERROR);
                 } else if (isType) {
-                    if (!scanTokenStart()) {
-                        return EventCheck.BAD_JSON;
+                    // Jackson lexes the value's first token before the caller sees it is no string
+                    if (!s.scanTokenStart()) {
+                        return badJson();
                     }
                     if (hasType) {
                         lastError = "duplicate \"type\" key";
@@ -126,26 +103,29 @@ public final class EventValidator {
                     }
                     lastError = "\"type\" must be a string";
                     return EventCheck.MISSING_TYPE;
-                } else if (!scanValue()) {
-                    return EventCheck.BAD_JSON;
+                } else if (!s.scanValue()) {
+                    return badJson();
                 }
-                skipWhitespace();
-                if (pos >= end) {
-                    return malformed("end of input inside the object");
+                s.skipWhitespace();
+                if (s.pos >= s.end) {
+                    s.fail("end of input inside the object");
+                    return badJson();
                 }
-                byte c = bytes[pos++];
+                byte c = s.bytes[s.pos];
                 if (c == '}') {
+                    s.pos++;
                     break;
                 }
                 if (c != ',') {
-                    pos--;
-                    return malformed("expected ',' or '}'");
+                    s.fail("expected ',' or '}'");
+                    return badJson();
                 }
-                skipWhitespace();
+                s.pos++;
+                s.skipWhitespace();
             }
         }
-        skipWhitespace();
-        if (pos < end) {
+        s.skipWhitespace();
+        if (s.pos < s.end) {
             lastError = "unexpected content after the event object";
             return EventCheck.BAD_JSON;
         }
@@ -158,405 +138,23 @@ public final class EventValidator {
 
     /** A root that is not an object: not an object if its first token is well-formed, else malformed. */
     private EventCheck scanOtherRoot() {
-        if (pos < end) {
-            byte c = bytes[pos];
+        JsonScanner s = scan;
+        if (s.pos < s.end) {
+            byte c = s.bytes[s.pos];
             boolean wellFormed = c == '"' || c == '[' ? true
-                    : c == '-' || c >= '0' && c <= '9' ? scanNumber() && atRootSpace()
-                    : c == 't' || c == 'f' || c == 'n' ? scanLiteral()
-                    : fail("unexpected character");
+                    : c == '-' || c >= '0' && c <= '9' ? s.scanNumber() && s.atRootSpace()
+                    : c == 't' || c == 'f' || c == 'n' ? s.scanLiteral()
+                    : s.fail("unexpected character");
             if (!wellFormed) {
-                return EventCheck.BAD_JSON;
+                return badJson();
             }
         }
         lastError = "an event must be a JSON object";
         return EventCheck.NOT_AN_OBJECT;
     }
 
-    /** After a number at the root, Jackson wants the end or a space. */
-    private boolean atRootSpace() {
-        if (pos >= end) {
-            return true;
-        }
-        byte c = bytes[pos];
-        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || fail("expected space after a root-level number");
-    }
-
-    /** A member name and its colon; leaves {@code pos} at the value (after whitespace). */
-    private boolean scanName() {
-        if (pos >= end || bytes[pos] != '"') {
-            return fail(pos >= end ? "end of input inside the object" : "expected a quoted member name");
-        }
-        if (!scanString()) {
-            return false;
-        }
-        if (stringEscaped && !pairedSurrogates()) {
-            return false;
-        }
-        if (stringEnd - stringStart > MAX_NAME_BYTES && unescapedUtf8Length() > MAX_NAME_BYTES) {
-            return fail("member name longer than " + MAX_NAME_BYTES + " bytes");
-        }
-        skipWhitespace();
-        if (pos >= end || bytes[pos] != ':') {
-            return fail("expected ':' after a member name");
-        }
-        pos++;
-        skipWhitespace();
-        return true;
-    }
-
-    /**
-     * Lexes the first token of a value as Jackson's {@code nextToken} does before its type is looked at: a whole
-     * number or literal, only the bracket of an object or array, only the quote of a string.
-     */
-    private boolean scanTokenStart() {
-        if (pos >= end) {
-            return fail("end of input, expected a value");
-        }
-        byte c = bytes[pos];
-        if (c == '{' || c == '[') {
-            return depth < MAX_NESTING_DEPTH || fail("nesting deeper than " + MAX_NESTING_DEPTH);
-        }
-        if (c == '"') {
-            return true;
-        }
-        if (c == '-' || c >= '0' && c <= '9') {
-            return scanNumber();
-        }
-        if (c == 't' || c == 'f' || c == 'n') {
-            return scanLiteral();
-        }
-        return fail("unexpected character, expected a value");
-    }
-
-    /** One whole value at {@code pos} (nested ones iteratively, with a bit per level). */
-    private boolean scanValue() {
-        final int outer = depth;
-        while (true) {
-            // Here a value starts.
-            if (pos >= end) {
-                return fail("end of input, expected a value");
-            }
-            byte c = bytes[pos];
-            boolean opened = false;
-            if (c == '{' || c == '[') {
-                if (depth >= MAX_NESTING_DEPTH) {
-                    return fail("nesting deeper than " + MAX_NESTING_DEPTH);
-                }
-                boolean array = c == '[';
-                setArrayLevel(depth, array);
-                depth++;
-                pos++;
-                skipWhitespace();
-                if (pos < end && bytes[pos] == (array ? ']' : '}')) {
-                    pos++;
-                    depth--;
-                } else if (array) {
-                    continue;
-                } else {
-                    if (!scanName()) {
-                        return false;
-                    }
-                    continue;
-                }
-                opened = true;
-            }
-            if (!opened) {
-                boolean ok = c == '"' ? scanString()
-                        : c == '-' || c >= '0' && c <= '9' ? scanNumber()
-                        : c == 't' || c == 'f' || c == 'n' ? scanLiteral()
-                        : fail("unexpected character, expected a value");
-                if (!ok) {
-                    return false;
-                }
-            }
-            // Here a value ended: close levels until one continues.
-            while (true) {
-                if (depth == outer) {
-                    return true;
-                }
-                skipWhitespace();
-                if (pos >= end) {
-                    return fail("end of input inside an object or array");
-                }
-                boolean array = isArrayLevel(depth - 1);
-                byte d = bytes[pos];
-                if (d == ',') {
-                    pos++;
-                    skipWhitespace();
-                    if (!array && !scanName()) {
-                        return false;
-                    }
-                    break;
-                }
-                if (d != (array ? ']' : '}')) {
-                    return fail(array ? "expected ',' or ']'" : "expected ',' or '}'");
-                }
-                pos++;
-                depth--;
-            }
-        }
-    }
-
-    private void setArrayLevel(int level, boolean array) {
-        long bit = 1L << level;
-        if (array) {
-            arrayLevels[level >>> 6] |= bit;
-        } else {
-            arrayLevels[level >>> 6] &= ~bit;
-        }
-    }
-
-    private boolean isArrayLevel(int level) {
-        return (arrayLevels[level >>> 6] & 1L << level) != 0;
-    }
-
-    /** A string at {@code pos} (its opening quote); records its content span. */
-    private boolean scanString() {
-        final byte[] b = bytes;
-        final int e = end;
-        int p = pos + 1;
-        boolean escaped = false;
-        while (true) {
-            if (p >= e) {
-                return failAt(p, "end of input inside a string");
-            }
-            int c = b[p];
-            if (c == '"') {
-                break;
-            }
-            if (c == '\\') {
-                escaped = true;
-                if (p + 1 >= e) {
-                    return failAt(p, "end of input inside an escape");
-                }
-                switch (b[p + 1]) {
-                    case '"', '\\', '/', 'b', 'f', 'n', 'r', 't' -> p += 2;
-                    case 'u' -> {
-                        for (int i = p + 2; i < p + 6; i++) {
-                            if (i >= e || hexValue(b[i]) < 0) {
-                                return failAt(i, "expected a hex digit in a \\u escape");
-                            }
-                        }
-                        p += 6;
-                    }
-                    default -> {
-                        return failAt(p, "unrecognized escape");
-                    }
-                }
-            } else if (c >= 0 && c < 0x20) {
-                return failAt(p, "unescaped control character in a string");
-            } else {
-                p++;
-            }
-        }
-        stringStart = pos + 1;
-        stringEnd = p;
-        stringEscaped = escaped;
-        pos = p + 1;
-        return true;
-    }
-
-    /** A number at {@code pos} per the JSON grammar, within Jackson's length limits. */
-    private boolean scanNumber() {
-        final byte[] b = bytes;
-        int p = pos;
-        if (b[p] == '-') {
-            p++;
-        }
-        int intStart = p;
-        if (p < end && b[p] == '0') {
-            p++;
-            if (p < end && isDigit(b[p])) {
-                return failAt(p, "leading zeroes in a number");
-            }
-        } else {
-            while (p < end && isDigit(b[p])) {
-                p++;
-            }
-            if (p == intStart) {
-                return failAt(p, "expected a digit");
-            }
-        }
-        int digits = p - intStart;
-        boolean floating = false;
-        if (p < end && b[p] == '.') {
-            floating = true;
-            int from = ++p;
-            while (p < end && isDigit(b[p])) {
-                p++;
-            }
-            if (p == from) {
-                return failAt(p, "decimal point not followed by a digit");
-            }
-            digits += p - from;
-        }
-        if (p < end && (b[p] == 'e' || b[p] == 'E')) {
-            floating = true;
-            p++;
-            if (p < end && (b[p] == '+' || b[p] == '-')) {
-                p++;
-            }
-            int from = p;
-            while (p < end && isDigit(b[p])) {
-                p++;
-            }
-            if (p == from) {
-                return failAt(p, "exponent not followed by a digit");
-            }
-            digits += p - from;
-        }
-        if (digits > MAX_NUMBER_LENGTH) {
-            return failAt(pos, (floating ? "number" : "integer") + " longer than " + MAX_NUMBER_LENGTH + " digits");
-        }
-        pos = p;
-        return true;
-    }
-
-    /** {@code true}, {@code false} or {@code null}, not followed by an identifier character (Jackson's rule). */
-    private boolean scanLiteral() {
-        final byte[] b = bytes;
-        byte first = b[pos];
-        String word = first == 't' ? "true" : first == 'f' ? "false" : "null";
-        int p = pos;
-        for (int i = 0; i < word.length(); i++, p++) {
-            if (p >= end || b[p] != word.charAt(i)) {
-                return failAt(pos, "unrecognized token");
-            }
-        }
-        if (p < end) {
-            int ch = b[p] & 0xFF;
-            // Jackson decodes a non-ASCII byte here for its message, takes the byte itself as its continuation and
-            // fails: so a literal is followed by ASCII only.
-            if (ch >= 0x80 || ch >= '0' && ch != ']' && ch != '}' && Character.isJavaIdentifierPart((char) ch)) {
-                return failAt(pos, "unrecognized token");
-            }
-        }
-        pos = p;
-        return true;
-    }
-
-    private void skipWhitespace() {
-        final byte[] b = bytes;
-        int p = pos;
-        while (p < end) {
-            byte c = b[p];
-            if (c != ' ' && c != '\n' && c != '\r' && c != '\t') {
-                break;
-            }
-            p++;
-        }
-        pos = p;
-    }
-
-    /** Whether the last string, unescaped, is {@code target} (ASCII). */
-    private boolean stringIs(byte[] target) {
-        if (!stringEscaped) {
-            return Arrays.equals(bytes, stringStart, stringEnd, target, 0, target.length);
-        }
-        int t = 0;
-        int p = stringStart;
-        while (p < stringEnd) {
-            int c = bytes[p];
-            if (c == '\\') {
-                c = unescape(p);
-                p += bytes[p + 1] == 'u' ? 6 : 2;
-            } else {
-                p++;
-            }
-            if (t >= target.length || target[t] != c) {
-                return false;
-            }
-            t++;
-        }
-        return t == target.length;
-    }
-
-    /**
-     * In a member name (not in a value), Jackson wants an escaped high surrogate followed at once by an escaped low
-     * one, and no low surrogate alone.
-     */
-    private boolean pairedSurrogates() {
-        int p = stringStart;
-        while (p < stringEnd) {
-            if (bytes[p] != '\\') {
-                p++;
-                continue;
-            }
-            int c = unescape(p);
-            p += bytes[p + 1] == 'u' ? 6 : 2;
-            if (Character.isLowSurrogate((char) c)) {
-                return failAt(p - 6, "unexpected low surrogate in a member name");
-            }
-            if (Character.isHighSurrogate((char) c)) {
-                if (p + 1 >= stringEnd || bytes[p] != '\\' || bytes[p + 1] != 'u'
-                        || !Character.isLowSurrogate((char) unescape(p))) {
-                    return failAt(p, "broken surrogate pair in a member name");
-                }
-                p += 6;
-            }
-        }
-        return true;
-    }
-
-    /** Length in UTF-8 bytes of the last string unescaped (an escaped surrogate pair is 4), as Jackson counts. */
-    private int unescapedUtf8Length() {
-        int n = 0;
-        int p = stringStart;
-        while (p < stringEnd) {
-            if (bytes[p] == '\\') {
-                int c = unescape(p);
-                p += bytes[p + 1] == 'u' ? 6 : 2;
-                n += c < 0x80 ? 1 : c < 0x800 ? 2 : Character.isSurrogate((char) c) ? 2 : 3;
-            } else {
-                p++;
-                n++;
-            }
-        }
-        return n;
-    }
-
-    /** The UTF-16 unit of the (well-formed) escape at {@code p}. */
-    private int unescape(int p) {
-        return switch (bytes[p + 1]) {
-            case 'b' -> '\b';
-            case 'f' -> '\f';
-            case 'n' -> '\n';
-            case 'r' -> '\r';
-            case 't' -> '\t';
-            case 'u' -> hexValue(bytes[p + 2]) << 12 | hexValue(bytes[p + 3]) << 8 | hexValue(bytes[p + 4]) << 4
-                    | hexValue(bytes[p + 5]);
-            default -> bytes[p + 1];
-        };
-    }
-
-    private static int hexValue(byte c) {
-        if (c >= '0' && c <= '9') {
-            return c - '0';
-        }
-        if (c >= 'a' && c <= 'f') {
-            return c - 'a' + 10;
-        }
-        if (c >= 'A' && c <= 'F') {
-            return c - 'A' + 10;
-        }
-        return -1;
-    }
-
-    private static boolean isDigit(byte c) {
-        return c >= '0' && c <= '9';
-    }
-
-    private EventCheck malformed(String what) {
-        failAt(pos, what);
+    private EventCheck badJson() {
+        lastError = scan.error;
         return EventCheck.BAD_JSON;
-    }
-
-    private boolean fail(String what) {
-        return failAt(pos, what);
-    }
-
-    private boolean failAt(int at, String what) {
-        lastError = "malformed JSON: " + what + " at byte " + (at - base) + " of the event";
-        return false;
     }
 }
