@@ -5,7 +5,8 @@ import io.netty.buffer.ByteBuf;
 /** Receives the events a {@link EventSplitter} cuts out of a publish body. Called on the run's worker loop. */
 public interface EventSink {
     /**
-     * One event's JSON bytes (readable bytes of {@code json}; valid only during the call). Returns false to stop
+     * One event's JSON bytes (readable bytes of {@code json}; valid only during the call, and its reader and
+     * writer indexes must be left as they are: it may be the chunk itself, narrowed). Returns false to stop
      * the body here (the event was refused).
      */
     boolean onEvent(ByteBuf json);

@@ -1,36 +1,38 @@
 package io.iqstream.server.ingest;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.JsonToken;
 import io.netty.buffer.ByteBuf;
-import java.io.IOException;
 
 /**
  * Checks that an event is well-formed UTF-8 and one well-formed JSON object with exactly one string {@code type}
- * (a duplicate is refused: parsers disagree on which one wins), and tells terminal events apart. Uses Jackson's
- * streaming parser (no tree is built); nested values are skipped. One instance per publishing connection (it keeps
- * a scratch array); not thread-safe.
+ * (a duplicate is refused: parsers disagree on which one wins), and tells terminal events apart. One instance per
+ * publishing connection (it keeps a scratch array for direct buffers); not thread-safe. A check allocates nothing
+ * unless it fails (then the reason, {@link #lastError()}, is a new string).
+ *
+ * <p>Implementation notes. The check is a single pass over the bytes: {@link Utf8#firstInvalid} first, then a
+ * strict RFC 8259 syntax scan that builds nothing ({@link JsonScanner}). It takes exactly what Jackson's streaming
+ * parser (the reference, with its default features and stream read constraints) takes from UTF-8 input, and gives the same
+ * {@link EventCheck} in the same order as walking its tokens would: nesting up to 1000 levels, numbers up to 1000
+ * digits, names up to 50,000 bytes, no comments, no leading zeros, control characters only escaped, any
+ * {@code \\uXXXX} in a value (a lone surrogate included) but only paired surrogate escapes in a member name, and
+ * only ASCII right after {@code true}, {@code false} or {@code null}. Names and the {@code type} value are
+ * compared after unescaping: {@code "typ\\u0065"} is {@code type}, {@code "RUN_\\u0046INISHED"} is terminal. The
+ * one difference on purpose: Jackson guesses UTF-16/32 from zero bytes and skips a byte order mark at the start of
+ * its input; events are UTF-8 and relayed as they came, so here a NUL or a BOM is an error like any other
+ * stray byte. {@code EventValidatorDifferentialTest} and {@code EventValidatorFuzzTest} hold it to the reference;
+ * {@code RelayAllocationTest} shows the relay path's allocation per event.
  */
 public final class EventValidator {
-    private static final JsonFactory FACTORY = new JsonFactory();
+    private static final byte[] TYPE = {'t', 'y', 'p', 'e'};
+    private static final byte[] RUN_FINISHED = {'R', 'U', 'N', '_', 'F', 'I', 'N', 'I', 'S', 'H', 'E', 'D'};
+    private static final byte[] RUN_ERROR = {'R', 'U', 'N', '_', 'E', 'R', 'R', 'O', 'R'};
 
     private byte[] scratch = new byte[1024];
     private String lastError = "";
+    private final JsonScanner scan = new JsonScanner();
 
     /** Why the last check failed, for the error reply. */
     public String lastError() {
         return lastError;
-    }
-
-    private static final char[] RUN_FINISHED = "RUN_FINISHED".toCharArray();
-    private static final char[] RUN_ERROR = "RUN_ERROR".toCharArray();
-
-    /** Whether the type text is RUN_FINISHED or RUN_ERROR, compared in place (no String per event). */
-    private static boolean isTerminal(char[] text, int offset, int length) {
-        return java.util.Arrays.equals(text, offset, offset + length, RUN_FINISHED, 0, RUN_FINISHED.length)
-                || java.util.Arrays.equals(text, offset, offset + length, RUN_ERROR, 0, RUN_ERROR.length);
     }
 
     public EventCheck check(ByteBuf json) {
@@ -53,51 +55,106 @@ public final class EventValidator {
             lastError = "invalid UTF-8 at byte " + (bad - offset) + " of the event";
             return EventCheck.BAD_UTF8;
         }
-        try (JsonParser p = FACTORY.createParser(bytes, offset, length)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                lastError = "an event must be a JSON object";
-                return EventCheck.NOT_AN_OBJECT;
-            }
-            boolean hasType = false;
-            boolean terminal = false;
-            JsonToken t;
-            while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
-                String name = p.currentName();
-                JsonToken v = p.nextToken();
-                if ("type".equals(name)) {
+        scan.reset(bytes, offset, length);
+        try {
+            return scanEvent();
+        } finally {
+            scan.clear();
+        }
+    }
+
+    /** The event's members in order, with the verdicts Jackson's token walk gives at the same points. */
+    private EventCheck scanEvent() {
+        JsonScanner s = scan;
+        s.skipWhitespace();
+        if (s.pos >= s.end || s.bytes[s.pos] != '{') {
+            return scanOtherRoot();
+        }
+        s.openRootObject();
+        boolean hasType = false;
+        boolean terminal = false;
+        s.skipWhitespace();
+        if (s.pos < s.end && s.bytes[s.pos] == '}') {
+            s.pos++;
+        } else {
+            while (true) {
+                if (!s.scanName()) {
+                    return badJson();
+                }
+                boolean isType = s.stringIs(TYPE);
+                if (isType && s.pos < s.end && s.bytes[s.pos] == '"') {
                     if (hasType) {
                         lastError = "duplicate \"type\" key";
                         return EventCheck.DUPLICATE_TYPE;
                     }
-                    if (v != JsonToken.VALUE_STRING) {
-                        lastError = "\"type\" must be a string";
-                        return EventCheck.MISSING_TYPE;
+                    if (!s.scanString()) {
+                        return badJson();
                     }
                     hasType = true;
-                    terminal = isTerminal(p.getTextCharacters(), p.getTextOffset(), p.getTextLength());
-                } else {
-                    p.skipChildren();
+                    terminal = s.stringIs(RUN_FINISHED) || s.stringIs(RUN_ERROR);
+                } else if (isType) {
+                    // Jackson lexes the value's first token before the caller sees it is no string
+                    if (!s.scanTokenStart()) {
+                        return badJson();
+                    }
+                    if (hasType) {
+                        lastError = "duplicate \"type\" key";
+                        return EventCheck.DUPLICATE_TYPE;
+                    }
+                    lastError = "\"type\" must be a string";
+                    return EventCheck.MISSING_TYPE;
+                } else if (!s.scanValue()) {
+                    return badJson();
                 }
+                s.skipWhitespace();
+                if (s.pos >= s.end) {
+                    s.fail("end of input inside the object");
+                    return badJson();
+                }
+                byte c = s.bytes[s.pos];
+                if (c == '}') {
+                    s.pos++;
+                    break;
+                }
+                if (c != ',') {
+                    s.fail("expected ',' or '}'");
+                    return badJson();
+                }
+                s.pos++;
+                s.skipWhitespace();
             }
-            if (t != JsonToken.END_OBJECT) {
-                lastError = "malformed JSON object";
-                return EventCheck.BAD_JSON;
-            }
-            if (p.nextToken() != null) {
-                lastError = "unexpected content after the event object";
-                return EventCheck.BAD_JSON;
-            }
-            if (!hasType) {
-                lastError = "an event needs a string \"type\"";
-                return EventCheck.MISSING_TYPE;
-            }
-            return terminal ? EventCheck.OK_TERMINAL : EventCheck.OK;
-        } catch (JsonProcessingException e) {
-            lastError = "malformed JSON: " + e.getOriginalMessage();
-            return EventCheck.BAD_JSON;
-        } catch (IOException e) {
-            lastError = "malformed JSON: " + e.getMessage();
+        }
+        s.skipWhitespace();
+        if (s.pos < s.end) {
+            lastError = "unexpected content after the event object";
             return EventCheck.BAD_JSON;
         }
+        if (!hasType) {
+            lastError = "an event needs a string \"type\"";
+            return EventCheck.MISSING_TYPE;
+        }
+        return terminal ? EventCheck.OK_TERMINAL : EventCheck.OK;
+    }
+
+    /** A root that is not an object: not an object if its first token is well-formed, else malformed. */
+    private EventCheck scanOtherRoot() {
+        JsonScanner s = scan;
+        if (s.pos < s.end) {
+            byte c = s.bytes[s.pos];
+            boolean wellFormed = c == '"' || c == '[' ? true
+                    : c == '-' || c >= '0' && c <= '9' ? s.scanNumber() && s.atRootSpace()
+                    : c == 't' || c == 'f' || c == 'n' ? s.scanLiteral()
+                    : s.fail("unexpected character");
+            if (!wellFormed) {
+                return badJson();
+            }
+        }
+        lastError = "an event must be a JSON object";
+        return EventCheck.NOT_AN_OBJECT;
+    }
+
+    private EventCheck badJson() {
+        lastError = scan.error;
+        return EventCheck.BAD_JSON;
     }
 }

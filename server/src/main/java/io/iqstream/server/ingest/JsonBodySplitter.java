@@ -54,7 +54,7 @@ final class JsonBodySplitter implements EventSplitter, ByteProcessor {
                     go = sink.onEvent(partial.content());
                     partial.clear();
                 } else {
-                    go = sink.onEvent(chunk.slice(at, last + 1 - at));
+                    go = ChunkWindow.onEvent(sink, chunk, at, last + 1 - at);
                 }
                 if (!go) {
                     return false;

@@ -12,6 +12,7 @@ import io.netty.util.ByteProcessor;
 final class LineReader {
     /** Receives lines; returns false to stop. */
     interface LineSink {
+        /** The line's bytes are {@code line}'s readable bytes, valid only during the call; keep its indexes. */
         boolean onLine(ByteBuf line);
     }
 
@@ -39,17 +40,17 @@ final class LineReader {
             if (lf < 0) {
                 return hold(chunk, from, end - from);
             }
-            ByteBuf line;
+            boolean go;
             if (partial.readableBytes() > 0) {
                 if (!hold(chunk, from, lf - from)) {
                     return false;
                 }
-                line = partial.content();
+                go = sink.onLine(stripCr(partial.content()));
             } else {
-                line = chunk.slice(from, lf - from);
+                int lineEnd = lf > from && chunk.getByte(lf - 1) == '\r' ? lf - 1 : lf;
+                go = ChunkWindow.onLine(sink, chunk, from, lineEnd - from);
             }
             from = lf + 1;
-            boolean go = sink.onLine(stripCr(line));
             partial.clear();
             if (!go) {
                 return false;

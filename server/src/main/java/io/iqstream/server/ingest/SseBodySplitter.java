@@ -219,7 +219,7 @@ final class SseBodySplitter implements EventSplitter {
         if (pendingIndex >= 0) {
             int index = pendingIndex;
             pendingIndex = -1;
-            go = sink.onEvent(chunk.slice(index, pendingLength));
+            go = ChunkWindow.onEvent(sink, chunk, index, pendingLength);
         } else {
             go = sink.onEvent(data.content());
         }

@@ -23,6 +23,7 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.nio.charset.StandardCharsets;
@@ -32,7 +33,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * One subscriber's SSE stream: a cursor into its run's log. It writes shared slices of the log's frames (never a
  * copy) while the socket is writable, pauses when it is not and goes on when it drains; it holds no queue of its
- * own. It flushes once per loop turn ({@link #flush()} from the publisher's read-complete).
+ * own. It flushes once per loop turn ({@link #flush()} from the publisher's read-complete). On HTTP/1.1 the slices
+ * go out as chunks framed by {@link ChunkFramer} below the HTTP encoder, so a write allocates nothing
+ * ({@code RelayAllocationTest}); the response head, the retry line and the end still go through the encoder.
  *
  * <p>The resume point is decided before the log is touched, in {@code long}: on an ended run a Last-Event-ID at or
  * past its last event answers 204; on an open run one past its last event is 400 {@code bad_last_event_id} (no
@@ -68,6 +71,8 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     private long memoryWaitSinceNanos;
     private ScheduledFuture<?> timer;
     private boolean holdsSlot;
+    /** The HTTP codec's context, to write chunks below it ({@link ChunkFramer}); null for HTTP/1.0. */
+    private ChannelHandlerContext codec;
 
     /**
      * @param lastEventId the subscriber's resume point, 0 to {@code Integer.MAX_VALUE} (validated by the caller)
@@ -178,6 +183,10 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         }
         server.cors().apply(request, response.headers());
         ctx.write(response);
+        if (!http10) {
+            // the log's frames go out as chunks written below the encoder (it has the response head by now)
+            codec = ctx.pipeline().context(HttpServerCodec.class);
+        }
         String retry = "retry: " + config.retryMs() + "\n\n";
         ctx.write(new DefaultHttpContent(Unpooled.copiedBuffer(retry, StandardCharsets.US_ASCII)));
         started = true;
@@ -214,7 +223,11 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             int upTo = (int) log.lastIdInSegmentOf(nextId);
             metrics.framesOut.add(upTo - nextId + 1);
             metrics.bytesOut.add(slice.readableBytes());
-            ctx.write(new DefaultHttpContent(slice), ctx.voidPromise());
+            if (codec != null) {
+                ChunkFramer.of().write(codec, slice);
+            } else {
+                ctx.write(new DefaultHttpContent(slice), ctx.voidPromise());
+            }
             pendingFlush = true;
             nextId = upTo + 1;
         }

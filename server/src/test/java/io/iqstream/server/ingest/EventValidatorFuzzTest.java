@@ -13,7 +13,8 @@ import java.util.HexFormat;
 /**
  * Fuzzes {@link EventValidator} (and {@link Utf8}): its verdict on heap and direct buffers, at any offset, must
  * be "valid" exactly when the reference says so (Java's strict UTF-8 decoder, Jackson's tree parser, one string
- * {@code type}), and terminal exactly for RUN_FINISHED / RUN_ERROR; no exception escapes.
+ * {@code type}), and terminal exactly for RUN_FINISHED / RUN_ERROR; and it must be the very {@link EventCheck} that
+ * walking Jackson's streaming parser gives ({@link JacksonEventReference}); no exception escapes.
  */
 class EventValidatorFuzzTest {
     private final EventValidator validator = new EventValidator();
@@ -27,11 +28,16 @@ class EventValidatorFuzzTest {
             throw new AssertionError("UTF-8 verdict differs for " + HexFormat.of().formatHex(json));
         }
         boolean expected = SplitterModel.validEvent(json);
+        EventCheck streaming = JacksonEventReference.check(json);
         ByteBuf heap = Unpooled.buffer(json.length + pad).writerIndex(pad).readerIndex(pad).writeBytes(json);
         ByteBuf direct = Unpooled.directBuffer(json.length + pad).writerIndex(pad).readerIndex(pad).writeBytes(json);
         try {
             for (ByteBuf b : new ByteBuf[] {heap, direct}) {
                 EventCheck c = validator.check(b);
+                if (c != streaming) {
+                    throw new AssertionError("validator says " + c + ", Jackson's streaming parser " + streaming
+                            + " for " + HexFormat.of().formatHex(json));
+                }
                 boolean ok = c == EventCheck.OK || c == EventCheck.OK_TERMINAL;
                 if (ok != expected) {
                     throw new AssertionError("validator says " + c + ", reference " + expected + " for "

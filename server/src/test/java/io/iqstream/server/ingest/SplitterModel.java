@@ -215,12 +215,12 @@ final class SplitterModel {
             return false;
         }
         try {
-            JsonNode tree = TREE.readTree(json);
+            JsonNode tree = TREE.readTree(asUtf8(json));
             if (tree == null || !tree.isObject() || !tree.path("type").isTextual()) {
                 return false;
             }
             int types = 0;
-            try (JsonParser p = TREE.getFactory().createParser(json)) {
+            try (JsonParser p = TREE.getFactory().createParser(asUtf8(json))) {
                 p.nextToken();
                 while (p.nextToken() == JsonToken.FIELD_NAME) {
                     if (p.currentName().equals("type")) {
@@ -234,6 +234,18 @@ final class SplitterModel {
         } catch (java.io.IOException | RuntimeException e) {
             return false;
         }
+    }
+
+    /**
+     * The event behind two spaces, so that Jackson reads it as UTF-8 as the server does (it would otherwise guess
+     * UTF-16/32 from zero bytes and skip a byte order mark at the start).
+     */
+    private static byte[] asUtf8(byte[] json) {
+        byte[] spaced = new byte[json.length + 2];
+        spaced[0] = ' ';
+        spaced[1] = ' ';
+        System.arraycopy(json, 0, spaced, 2, json.length);
+        return spaced;
     }
 
     /** The "type" of a valid event (reference parser). */
