@@ -1,5 +1,6 @@
 package io.iqstream.server.cluster;
 
+import io.iqstream.server.metrics.ClusterMetrics;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
@@ -60,6 +61,7 @@ public final class Membership implements AutoCloseable {
     private final Member self;
     private final List<String> peers;
     private final HttpClient http;
+    private final ClusterMetrics metrics;
     private final ScheduledExecutorService scheduler;
     private final Map<Member, Integer> failures = new HashMap<>();
     private volatile View view;
@@ -67,10 +69,12 @@ public final class Membership implements AutoCloseable {
     /** When each entry of the view's history was replaced, newest first. Scheduler thread only. */
     private final List<Long> replacedAtNanos = new ArrayList<>();
 
-    public Membership(Member self, List<String> peers) {
+    public Membership(Member self, List<String> peers, ClusterMetrics metrics) {
         this.self = self;
         this.peers = List.copyOf(peers);
+        this.metrics = metrics;
         this.view = new View(self, List.of(self), Set.of(self), List.of());
+        metrics.members(1, 1);
         this.http = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(1000)).build();
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "iqstream-membership");
@@ -217,6 +221,7 @@ public final class Membership implements AutoCloseable {
         // views before every member answered once (this node alone, a partial set) are no membership to remember
         probed |= definitive;
         view = new View(self, List.copyOf(ready), Set.copyOf(aliveIn), List.copyOf(previous));
+        metrics.members(aliveIn.size(), ready.size());
         LOG.info("cluster view: ready {}, alive {}", ready, new TreeSet<>(aliveIn));
     }
 
