@@ -13,7 +13,10 @@ public final class ClusterMetrics {
     public enum Forward {
         /** {@code GET /v1/runs/{id}/events} for a run a peer holds. */
         SUBSCRIBE("subscribe"),
-        /** {@code GET /v1/runs/{id}/events} for a run no node held yet: it waits (--await-run) at the new run's owner. */
+        /**
+         * {@code GET /v1/runs/{id}/events} for a run that a lookup (after a membership change) found on no node: it
+         * waits (--await-run) at the new run's owner. Without a lookup such a request counts as {@link #SUBSCRIBE}.
+         */
         AWAIT("await"),
         /** {@code POST /v1/runs/{id}/events}. */
         PUBLISH("publish"),
