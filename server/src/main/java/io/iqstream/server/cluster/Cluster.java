@@ -90,6 +90,13 @@ public final class Cluster implements AutoCloseable {
         if (registry.get(runId) != null || registry.isGone(runId)) {
             return null;
         }
+        if (!membership.settled()) {
+            // just started: until every peer answered once, a run created here could be one that another node owns
+            metrics.failed(ClusterMetrics.Failure.LOOKUP);
+            replies.error(ctx, request, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    "this node has not heard from all its peers yet; retry", false);
+            return Relay.ANSWERED;
+        }
         Member self = membership.self();
         Member target = locator.quick(runId);
         if (target != null) {

@@ -66,6 +66,8 @@ public final class Membership implements AutoCloseable {
     private final Map<Member, Integer> failures = new HashMap<>();
     private volatile View view;
     private boolean probed;
+    /** {@link #probed}, for any thread: false until every member answered once or is surely dead. */
+    private volatile boolean settled;
     /** When each entry of the view's history was replaced, newest first. Scheduler thread only. */
     private final List<Long> replacedAtNanos = new ArrayList<>();
 
@@ -94,6 +96,14 @@ public final class Membership implements AutoCloseable {
 
     public View view() {
         return view;
+    }
+
+    /**
+     * True once a probe round heard from every member (or found it surely dead): before that, this node's view may
+     * lack members that hold runs or own new ones, so it must not place or look up a run on its own. Any thread.
+     */
+    public boolean settled() {
+        return settled;
     }
 
     /** A peer could not be reached by a forward: treat it as dead until a probe finds it again. Any thread. */
@@ -194,6 +204,7 @@ public final class Membership implements AutoCloseable {
         boolean expired = !replacedAtNanos.isEmpty()
                 && now - replacedAtNanos.get(replacedAtNanos.size() - 1) > HISTORY_NANOS;
         if (old.ready().equals(ready) && old.alive().equals(aliveIn) && !expired) {
+            settled |= definitive; // a node alone, its peers refused: settled, with nothing to remember
             return;
         }
         List<List<Member>> previous = new ArrayList<>(old.previous());
@@ -220,6 +231,7 @@ public final class Membership implements AutoCloseable {
         }
         // views before every member answered once (this node alone, a partial set) are no membership to remember
         probed |= definitive;
+        settled |= probed;
         view = new View(self, List.copyOf(ready), Set.copyOf(aliveIn), List.copyOf(previous));
         metrics.members(aliveIn.size(), ready.size());
         LOG.info("cluster view: ready {}, alive {}", ready, new TreeSet<>(aliveIn));
