@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """The cluster test (issue 9): real IQ-Stream nodes on 127.0.0.1 with --peers, behind a real
-HAProxy that spreads requests round-robin (no hashing on the run id), checked event by event.
+HAProxy that spreads requests round-robin (no hashing on the run id), checked event by event; the
+join also runs behind the shipped balancer configs (deploy/haproxy/haproxy.cfg: hash on the run id,
+deploy/haproxy/haproxy-sticky.cfg: stick table, deploy/nginx/iqstream.conf: consistent hash), each
+given this test's addresses and a fourth server line.
 
   python3 deploy/test-cluster.py --jar JAR --java JAVA [--keep]     (run by deploy/test-cluster.sh)
 
@@ -9,7 +12,12 @@ TEXT_MESSAGE_START, deltas, TEXT_MESSAGE_END, RUN_FINISHED, streamed by one publ
 per run), two subscribers per run through the balancer, every subscriber cut once mid-run and
 resumed with Last-Event-ID (round-robin sends the resume to another node):
   1. round-robin: every run delivered whole to every subscriber;
-  2. a fourth node joins under load: 0 events lost or duplicated; new runs reach it;
+  2. a fourth node joins under load, behind each balancer: 0 events lost or duplicated; once every
+     node reports 4 ready members (/metrics), each new run is held by its rendezvous owner among
+     the 4 (computed here too), so the new node gets its fair share;
+  2b. a node at its memory budget (--memory-budget 512k, filled with open runs it owns): every node
+     drops it from the new-run placement (/readyz 503 -> not ready), new runs land elsewhere, its
+     own runs stay reachable through any node and are delivered whole;
   3. SIGKILL of one node under load: only the runs it held end (publisher: 409 run_lost on
      retry; subscribers: 404 after --await-run); every other run is delivered whole;
   4. rolling restart (SIGTERM one node at a time, restarted on its port) under load: 0 lost.
@@ -37,6 +45,30 @@ JWT_SECRET = "cluster-test-jwt-secret-0123456789abcdef0123"
 CLUSTER_SECRET = "cluster-test-peer-secret-0123456789abcdef01"
 AWAIT_RUN = "10s"
 DEADLINE_S = 240
+HERE = os.path.dirname(os.path.abspath(__file__))
+MASK64 = (1 << 64) - 1
+
+
+def fnv64(text: str) -> int:
+    h = 0xcbf29ce484222325
+    for b in text.encode():
+        h = ((h ^ b) * 0x100000001b3) & MASK64
+    return h
+
+
+def fmix64(k: int) -> int:
+    k ^= k >> 33
+    k = (k * 0xff51afd7ed558ccd) & MASK64
+    k ^= k >> 33
+    k = (k * 0xc4ceb9fe1a85ec53) & MASK64
+    k ^= k >> 33
+    return k
+
+
+def rendezvous_owner(run_id: str, members: list) -> str:
+    """The server's Rendezvous.owner: the member ("host:port") with the highest weight, ties to the smaller."""
+    rh = fnv64(run_id)
+    return max(sorted(members), key=lambda m: fmix64(rh ^ ((fnv64(m) * 0x9E3779B97F4A7C15) & MASK64)))
 
 
 def b64url(raw: bytes) -> str:
@@ -77,28 +109,55 @@ class Cluster:
         self.procs: dict[int, subprocess.Popen] = {}
         self.peers = ",".join(f"127.0.0.1:{p}" for p in self.ports)
 
-    def start(self, i: int):
+    def key(self, i: int) -> str:
+        return f"127.0.0.1:{self.ports[i]}"
+
+    def start(self, i: int, *extra: str):
         log = open(os.path.join(self.work, f"node{i}.log"), "ab")
         self.procs[i] = subprocess.Popen(
-            [self.java, "-Xmx192m", "--enable-native-access=ALL-UNNAMED", "-jar", self.jar, "serve",
+            [self.java, "-Xmx192m", "--enable-native-access=ALL-UNNAMED",
+             "-Dio.netty.leakDetection.level=paranoid", "-jar", self.jar, "serve",
              "--host", "127.0.0.1", "--port", str(self.ports[i]), "--workers", "2",
              "--jwt-secret", JWT_SECRET, "--peers", self.peers, "--advertise", f"127.0.0.1:{self.ports[i]}",
              "--cluster-secret", CLUSTER_SECRET, "--await-run", AWAIT_RUN, "--publisher-timeout", "10s",
-             "--retention", "10m", "--drain-timeout", "20s"],
+             "--retention", "10m", "--drain-timeout", "20s", *extra],
             stdout=log, stderr=subprocess.STDOUT)
 
     def log(self, i: int) -> str:
         with open(os.path.join(self.work, f"node{i}.log"), errors="replace") as f:
             return f.read()
 
-    def sees(self, i: int, members: list) -> bool:
-        want = "ready [" + ", ".join(sorted(f"127.0.0.1:{self.ports[m]}" for m in members)) + "]"
-        lines = [l for l in self.log(i).splitlines() if "cluster view: ready" in l]
-        return bool(lines) and want in lines[-1]
+    def metric(self, i: int, line_prefix: str):
+        """The value of the first /metrics line of node i that starts with line_prefix; None if unreachable."""
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", self.ports[i], timeout=3)
+            c.request("GET", "/metrics")
+            text = c.getresponse().read().decode()
+            c.close()
+        except OSError:
+            return None
+        for line in text.splitlines():
+            if line.startswith(line_prefix + " "):
+                return float(line.split()[-1])
+        return None
 
-    def await_view(self, members: list, timeout_s: float = 60):
-        for i in members:
-            wait_until(timeout_s, lambda: self.sees(i, members), f"node{i} to see ready {members}")
+    def await_members(self, nodes: list, live: int, ready: int, timeout_s: float = 60):
+        """Waits until every node in `nodes` reports this many live and ready members on /metrics."""
+        def agreed():
+            return all(self.metric(i, 'iqstream_cluster_members{state="live"}') == live
+                       and self.metric(i, 'iqstream_cluster_members{state="ready"}') == ready for i in nodes)
+        wait_until(timeout_s, agreed, f"nodes {nodes} to report {live} live, {ready} ready members")
+
+    def ready(self, i: int) -> bool:
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", self.ports[i], timeout=3)
+            c.request("GET", "/readyz")
+            return c.getresponse().status == 200
+        except OSError:
+            return False
+
+    def leaks(self) -> list:
+        return [f"node{i}: {l}" for i in self.procs for l in self.log(i).splitlines() if "LEAK:" in l]
 
     def kill(self, i: int, sig=signal.SIGKILL):
         p = self.procs[i]
@@ -322,10 +381,13 @@ class Subscriber(threading.Thread):
         return "timeout"
 
 
-def start_load(lb_port: int, prefix: str, runs: int, deltas: int, gap_s: float, start_gap_s=0.0):
+def start_load(lb_port, prefix: str, runs: int, deltas: int, gap_s: float, start_gap_s=0.0, run_ids=None):
+    """Starts `runs` runs (or those of `run_ids`); lb_port may be a list: run k goes through lb_port[k % n]."""
     pubs, subs = [], []
-    for k in range(runs):
-        rid = f"{prefix}-{k}"
+    lbs = lb_port if isinstance(lb_port, list) else [lb_port]
+    ids = run_ids or [f"{prefix}-{k}" for k in range(runs)]
+    for k, rid in enumerate(ids):
+        lb_port = lbs[k % len(lbs)]
         evs = events_for(rid, deltas)
         subs += [Subscriber(lb_port, rid, evs, cut_after=3 + k % 5), Subscriber(lb_port, rid, evs, cut_after=len(evs) // 2)]
         pubs.append(Publisher(lb_port, rid, evs, gap_s))
@@ -338,7 +400,7 @@ def start_load(lb_port: int, prefix: str, runs: int, deltas: int, gap_s: float, 
     return pubs, subs
 
 
-def run_load(lb_port: int, prefix: str, runs: int, deltas: int, gap_s: float, during=None, start_gap_s=0.0):
+def run_load(lb_port, prefix: str, runs: int, deltas: int, gap_s: float, during=None, start_gap_s=0.0):
     pubs, subs = start_load(lb_port, prefix, runs, deltas, gap_s, start_gap_s)
     if during:
         during(pubs, subs)
@@ -350,7 +412,7 @@ def run_load(lb_port: int, prefix: str, runs: int, deltas: int, gap_s: float, du
 def haproxy_cfg(work: str, lb_port: int, node_ports: list) -> str:
     servers = "\n".join(f"    server node{i} 127.0.0.1:{p} id {i + 1} check inter 500ms fall 2 rise 1"
                         for i, p in enumerate(node_ports))
-    path = os.path.join(work, "haproxy.cfg")
+    path = os.path.join(work, "haproxy-rr.cfg")
     with open(path, "w") as f:
         f.write(f"""global
     log stdout format raw local0 warning
@@ -377,6 +439,63 @@ backend nodes
 {servers}
 """)
     return path
+
+
+def shipped_haproxy_cfg(work: str, name: str) -> str:
+    """deploy/haproxy/<name> with a fourth server line (the joining node), addresses from IQS_* variables."""
+    with open(os.path.join(HERE, "haproxy", name)) as f:
+        text = f.read()
+    line3 = '    server node3 "${IQS_NODE3-127.0.0.1:8083}" id 3\n'
+    assert line3 in text, f"{name}: no node3 server line to add a fourth after"
+    text = text.replace(line3, line3 + '    server node4 "${IQS_NODE4-127.0.0.1:8084}" id 4\n')
+    path = os.path.join(work, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def shipped_nginx(work: str, lb_port: int, node_ports: list) -> str:
+    """deploy/nginx/iqstream.conf with this test's addresses (its '# node' lines, one more for the joining
+    node, '# listen', '# access_log') inside a minimal nginx.conf of its own; returns the prefix dir."""
+    import re
+    ng = os.path.join(work, "nginx")
+    os.makedirs(os.path.join(ng, "logs"), exist_ok=True)
+    os.makedirs(os.path.join(ng, "tmp"), exist_ok=True)
+    out, n = [], 0
+    for line in open(os.path.join(HERE, "nginx", "iqstream.conf")):
+        if line.rstrip().endswith("# node"):
+            n += 1
+            if n > len(node_ports):
+                continue
+            line = re.sub(r"server \S+", f"server 127.0.0.1:{node_ports[n - 1]}", line)
+            if n == 3:
+                line += re.sub(r"server \S+", f"server 127.0.0.1:{node_ports[3]}", line)
+        elif line.rstrip().endswith("# access_log"):
+            line = re.sub(r"access_log \S+", f"access_log {ng}/logs/access.log", line)
+        elif line.rstrip().endswith("# listen"):
+            line = re.sub(r"listen \S+;", f"listen 127.0.0.1:{lb_port};", line)
+        out.append(line)
+    assert n == 3, f"deploy/nginx/iqstream.conf: expected 3 '# node' lines, found {n}"
+    with open(os.path.join(ng, "iqstream.conf"), "w") as f:
+        f.write("".join(out))
+    with open(os.path.join(ng, "nginx.conf"), "w") as f:
+        f.write(f"""daemon off;
+master_process on;
+worker_processes 1;
+pid {ng}/nginx.pid;
+error_log {ng}/logs/error.log warn;
+events {{ worker_connections 1024; }}
+http {{
+    access_log off;
+    client_body_temp_path {ng}/tmp/body;
+    proxy_temp_path {ng}/tmp/proxy;
+    fastcgi_temp_path {ng}/tmp/fastcgi;
+    uwsgi_temp_path {ng}/tmp/uwsgi;
+    scgi_temp_path {ng}/tmp/scgi;
+    include {ng}/iqstream.conf;
+}}
+""")
+    return ng
 
 
 class Report:
@@ -412,40 +531,73 @@ def summarize(name, pubs, subs, rep: Report, lost_runs=frozenset()):
           f"events lost or duplicated on other runs: {lost_events}", flush=True)
 
 
+def lb_up(port: int) -> bool:
+    try:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+        c.request("GET", "/healthz")
+        return c.getresponse().status == 200
+    except OSError:
+        return False
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--jar", required=True)
     ap.add_argument("--java", required=True)
     ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--only", default="rr,join,kill,rolling")
+    ap.add_argument("--only", default="rr,join,budget,kill,rolling")
     a = ap.parse_args()
     only = set(a.only.split(","))
     work = tempfile.mkdtemp(prefix="iqstream-cluster.")
-    cl = Cluster(a.java, a.jar, work, 4)
+    cl = Cluster(a.java, a.jar, work, 5)   # node3 joins; node4 is the one at its memory budget
     lb_port = free_port()
-    hx = None
+    balancers = []   # every balancer process started here, stopped by its own handle at the end
     rep = Report()
     started = time.time()
+
+    def stop_balancers():
+        for b in balancers:
+            if b.poll() is None:
+                b.kill()
+                b.wait(10)
     timer = threading.Timer(DEADLINE_S, lambda: (print(f"FAIL: over {DEADLINE_S}s", flush=True),
-                                                 cl.stop_all(), hx and hx.kill(), os._exit(1)))
+                                                 cl.stop_all(), stop_balancers(), os._exit(1)))
     timer.daemon = True
     timer.start()
     try:
         for i in range(3):
             cl.start(i)
-        cl.await_view([0, 1, 2])
-        hx = subprocess.Popen(["haproxy", "-f", haproxy_cfg(work, lb_port, cl.ports)],
-                              stdout=open(os.path.join(work, "haproxy.log"), "wb"), stderr=subprocess.STDOUT)
-
-        def lb_up():
-            try:
-                c = http.client.HTTPConnection("127.0.0.1", lb_port, timeout=2)
-                c.request("GET", "/healthz")
-                return c.getresponse().status == 200
-            except OSError:
-                return False
-        wait_until(20, lb_up, "haproxy to answer /healthz")
-        print(f"up: 3 nodes {cl.ports[:3]}, haproxy round-robin on {lb_port} [{time.time() - started:.0f}s]", flush=True)
+        cl.await_members([0, 1, 2], live=3, ready=3)
+        balancers.append(subprocess.Popen(["haproxy", "-f", haproxy_cfg(work, lb_port, cl.ports)],
+                                          stdout=open(os.path.join(work, "haproxy.log"), "wb"),
+                                          stderr=subprocess.STDOUT))
+        # the shipped configs, for the join: HAProxy hash, HAProxy stick table, nginx consistent hash
+        shipped = {}
+        if "join" in only:
+            env = dict(os.environ, IQS_HAPROXY_SOCK=os.path.join(work, "hx.sock"),
+                       IQS_LB_PEER1=f"127.0.0.1:{free_port()}", IQS_LB_PEER2=f"127.0.0.1:{free_port()}",
+                       **{f"IQS_NODE{i + 1}": cl.key(i) for i in range(4)})
+            for name, cfg, extra in (("haproxy hash", "haproxy.cfg", []),
+                                     ("haproxy stick table", "haproxy-sticky.cfg", ["-L", "lb1"])):
+                port = free_port()
+                path = shipped_haproxy_cfg(work, cfg)
+                e = dict(env, IQS_LB_BIND=f"127.0.0.1:{port}",
+                         IQS_HAPROXY_SOCK=os.path.join(work, f"{cfg}.sock"))
+                balancers.append(subprocess.Popen(["haproxy", "-db", "-f", path, *extra], env=e,
+                                                  stdout=open(os.path.join(work, f"{cfg}.log"), "wb"),
+                                                  stderr=subprocess.STDOUT))
+                shipped[name] = port
+            if shutil.which("nginx"):
+                port = free_port()
+                ng = shipped_nginx(work, port, cl.ports[:4])
+                balancers.append(subprocess.Popen(
+                    ["nginx", "-e", f"{ng}/logs/error.log", "-p", ng, "-c", f"{ng}/nginx.conf"],
+                    stdout=open(os.path.join(work, "nginx.log"), "wb"), stderr=subprocess.STDOUT))
+                shipped["nginx hash"] = port
+        for port in [lb_port, *shipped.values()]:
+            wait_until(20, lambda: lb_up(port), f"the balancer on {port} to answer /healthz")
+        print(f"up: 3 nodes {cl.ports[:3]}, haproxy round-robin on {lb_port}, shipped configs {shipped} "
+              f"[{time.time() - started:.0f}s]", flush=True)
 
         if "rr" in only:
             pubs, subs = run_load(lb_port, "rr", runs=12, deltas=30, gap_s=0.03)
@@ -455,16 +607,53 @@ def main():
             def add_node(pubs, subs):
                 time.sleep(0.8)
                 cl.start(3)
-                cl.await_view([0, 1, 2, 3], 60)
-            pubs, subs = run_load(lb_port, "join", runs=12, deltas=60, gap_s=0.03, during=add_node)
-            summarize("join (4th node under load)", pubs, subs, rep)
-            # 40 short runs: with a fair rendezvous hash none lands on the 4th node with probability
-            # (3/4)^40, about 1e-5 (12 runs left that at 3 %, and CI saw it once)
+                cl.await_members([0, 1, 2, 3], live=4, ready=4)
+            lbs = [lb_port, *shipped.values()]
+            names = ["round-robin", *shipped.keys()]
+            pubs, subs = run_load(lbs, "join", runs=3 * len(lbs), deltas=60, gap_s=0.03, during=add_node)
+            for name, port in zip(names, lbs):
+                summarize(f"join (4th node under load) behind {name}", [p for p in pubs if p.lb_port == port],
+                          [s for s in subs if s.lb_port == port], rep)
+            # placement once every node reports 4 ready members: each new run at its rendezvous owner among
+            # the 4 (wherever round-robin sent its requests), so the new node holds its fair share
             pubs2, subs2 = run_load(lb_port, "after-join", runs=40, deltas=10, gap_s=0.01)
-            on4 = sum(1 for p in pubs2 if cl.holds(3, p.run_id))
             summarize("after join", pubs2, subs2, rep)
-            rep.check("after join", on4 > 0, "no new run was placed on the new node")
-            print(f"  new runs after the join held by the 4th node: {on4}/{len(pubs2)}", flush=True)
+            members = [cl.key(i) for i in range(4)]
+            misplaced = [(p.run_id, i) for p in pubs2 for i in range(4)
+                         if cl.holds(i, p.run_id) != (rendezvous_owner(p.run_id, members) == cl.key(i))]
+            on4 = sum(1 for p in pubs2 if cl.holds(3, p.run_id))
+            want4 = sum(1 for p in pubs2 if rendezvous_owner(p.run_id, members) == cl.key(3))
+            rep.check("after join", not misplaced, f"runs not held (only) by their rendezvous owner: {misplaced}")
+            rep.check("after join", on4 == want4 and on4 > 0, f"new node holds {on4}, its rendezvous share is {want4}")
+            print(f"  new runs after the join held by the 4th node: {on4}/{len(pubs2)} "
+                  f"(its rendezvous share: {want4}; misplaced: {len(misplaced)})", flush=True)
+
+        if "budget" in only:
+            live = sorted(cl.procs)
+            cl.start(4, "--memory-budget", "512k")
+            cl.await_members(live + [4], live=len(live) + 1, ready=len(live) + 1)
+            members = [cl.key(i) for i in live + [4]]
+            # 5 open runs of the expected size (96 KiB reserved each) fill 512 KiB: runs node4 owns
+            full_ids = [r for r in (f"full-{k}" for k in range(400)) if rendezvous_owner(r, members) == cl.key(4)][:5]
+            fpubs, fsubs = start_load(lb_port, "full", 0, deltas=160, gap_s=0.05, run_ids=full_ids)
+            wait_until(30, lambda: not cl.ready(4), "node4 to be at its memory budget (/readyz 503)")
+            cl.await_members(live + [4], live=len(live) + 1, ready=len(live), timeout_s=30)
+            held4 = [p.run_id for p in fpubs if cl.holds(4, p.run_id)]
+            pubs, subs = run_load(lb_port, "budget-new", runs=16, deltas=10, gap_s=0.01)
+            on_full = [p.run_id for p in pubs if cl.holds(4, p.run_id)]
+            full_while = not cl.ready(4)
+            for t in fpubs + fsubs:
+                t.join(120)
+            summarize("node at its memory budget: new runs", pubs, subs, rep)
+            summarize("node at its memory budget: its own runs", fpubs, fsubs, rep)
+            rep.check("budget", len(held4) >= 3, f"node4 held only {held4} of the runs it owns")
+            rep.check("budget", full_while, "node4 was no longer full when the new runs ended (nothing tested)")
+            rep.check("budget", not on_full, f"new runs placed on the full node: {on_full}")
+            print(f"  full node held {len(held4)} open runs; new runs on it: {len(on_full)}/{len(pubs)}", flush=True)
+            cl.kill(4)
+            cl.wait_exit(4, 10)
+            del cl.procs[4]
+            cl.await_members(live, live=len(live), ready=len(live))
 
         if "kill" in only:
             members = sorted(cl.procs)
@@ -486,7 +675,7 @@ def main():
             rep.check("SIGKILL", len(lost) > 0, "the killed node held none of the runs (nothing tested)")
             if victim >= 0:
                 cl.start(victim)   # back for the next scenario (empty)
-                cl.await_view(members, 60)
+                cl.await_members(members, live=len(members), ready=len(members))
 
         if "rolling" in only:
             members = sorted(cl.procs)
@@ -503,7 +692,7 @@ def main():
                     cl.kill(i, signal.SIGTERM)
                     cl.wait_exit(i, 40)
                     cl.start(i)
-                    cl.await_view(members, 60)
+                    cl.await_members(members, live=len(members), ready=len(members))
             pubs, subs = run_load(lb_port, "roll", runs=4, deltas=40, gap_s=0.05, during=rolling)
             summarize("rolling restart (SIGTERM each node, restarted)", pubs, subs, rep)
     except AssertionError as e:
@@ -511,10 +700,10 @@ def main():
         print(f"FAIL: {e}", flush=True)
     finally:
         timer.cancel()
-        if hx:
-            hx.kill()
-            hx.wait(10)
+        stop_balancers()
         cl.stop_all()
+        leaks = cl.leaks()
+        rep.check("leaks", not leaks, f"Netty reported leaked buffers (paranoid detection): {leaks[:3]}")
         keep = a.keep or rep.failures
         if keep:
             print(f"logs kept in {work}")

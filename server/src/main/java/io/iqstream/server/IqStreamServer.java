@@ -91,7 +91,7 @@ public final class IqStreamServer implements AutoCloseable {
             workers.add(new Worker(i++, loop, new RunRegistry(loop, config, budget, metrics, allocator)));
         }
         ServerContext context = new ServerContext(config, new Workers(workers), authorizer, metrics, budget);
-        context.cluster(Cluster.start(config, transport.name(), context.replies()));
+        context.cluster(Cluster.start(config, transport.name(), context.replies(), metrics));
         int maxConnections = config.maxConnections() > 0 ? config.maxConnections()
                 : ConnectionSlots.defaultMax(config.workers() + 1, AdminInitializer.MAX_CONNECTIONS);
         ConnectionSlots connections = new ConnectionSlots(maxConnections, metrics.connectionsOpen,

@@ -2,9 +2,12 @@ package io.iqstream.server.cluster;
 
 import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.http.HttpReplies;
+import io.iqstream.server.metrics.ClusterMetrics;
+import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.run.RunRegistry;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.util.ArrayList;
@@ -31,25 +34,29 @@ public final class Cluster implements AutoCloseable {
     private final PeerChannels peers;
     private final RunLocator locator;
     private final HttpReplies replies;
+    private final ClusterMetrics metrics;
 
-    private Cluster(Membership membership, PeerAuth auth, PeerChannels peers, HttpReplies replies) {
+    private Cluster(Membership membership, PeerAuth auth, PeerChannels peers, HttpReplies replies,
+            ClusterMetrics metrics) {
         this.membership = membership;
         this.auth = auth;
         this.peers = peers;
         this.replies = replies;
+        this.metrics = metrics;
         this.locator = new RunLocator(membership, auth);
     }
 
     /** Starts the cluster part when {@code --peers} is given; null otherwise (a single node, as before). */
-    public static Cluster start(ServerConfig config, String transportName, HttpReplies replies) {
+    public static Cluster start(ServerConfig config, String transportName, HttpReplies replies, Metrics metrics) {
         if (!config.clustered()) {
             return null;
         }
         Member self = Member.parse(config.advertise());
-        Membership membership = new Membership(self, config.peers());
+        metrics.clustered();
+        Membership membership = new Membership(self, config.peers(), metrics.cluster);
         LOG.info("cluster: this node is {}, peers {}", self, config.peers());
-        return new Cluster(membership, new PeerAuth(config.clusterSecret()), new PeerChannels(transportName),
-                replies);
+        return new Cluster(membership, new PeerAuth(config.clusterSecret()),
+                new PeerChannels(transportName, metrics.cluster), replies, metrics.cluster);
     }
 
     /** Starts watching the members; call once this node's listener is bound (it probes itself as well). */
@@ -83,10 +90,17 @@ public final class Cluster implements AutoCloseable {
         if (registry.get(runId) != null || registry.isGone(runId)) {
             return null;
         }
+        if (!membership.settled()) {
+            // just started: until every peer answered once, a run created here could be one that another node owns
+            metrics.failed(ClusterMetrics.Failure.LOOKUP);
+            replies.error(ctx, request, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    "this node has not heard from all its peers yet; retry", false);
+            return Relay.ANSWERED;
+        }
         Member self = membership.self();
         Member target = locator.quick(runId);
         if (target != null) {
-            return target.equals(self) ? null : forward(ctx, request, target, keepAlive);
+            return target.equals(self) ? null : forward(ctx, request, target, keepAlive, true);
         }
         int q = request.uri().indexOf('?');
         List<String> credentials = new ArrayList<>(6);
@@ -99,24 +113,45 @@ public final class Cluster implements AutoCloseable {
             }
         }
         locator.lookup(runId, q < 0 ? null : request.uri().substring(q + 1), credentials, ctx.channel().eventLoop(),
-                member -> {
+                (member, held) -> {
                     if (!ctx.channel().isActive()) {
                         later.accept(Relay.ANSWERED);
                     } else if (member == RunLocator.UNKNOWN) {
+                        metrics.failed(ClusterMetrics.Failure.LOOKUP);
                         replies.error(ctx, request, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
                                 "a node that may hold run " + runId + " did not answer; retry", false);
                         later.accept(Relay.ANSWERED);
                     } else if (member.equals(self) || registry.get(runId) != null) {
                         later.accept(null);
                     } else {
-                        later.accept(forward(ctx, request, member, keepAlive));
+                        later.accept(forward(ctx, request, member, keepAlive, held));
                     }
                 });
         return Relay.PENDING;
     }
 
-    private Relay forward(ChannelHandlerContext ctx, HttpRequest request, Member target, boolean keepAlive) {
-        return ForwardingSession.start(ctx, request, target, peers, membership, replies, auth, keepAlive);
+    /** Relays the request to {@code target}; {@code held}: false when a lookup found no node holding the run. */
+    private Relay forward(ChannelHandlerContext ctx, HttpRequest request, Member target, boolean keepAlive,
+            boolean held) {
+        metrics.forwarded(kind(request, held));
+        return ForwardingSession.start(ctx, request, target, peers, membership, replies, auth, metrics, keepAlive);
+    }
+
+    private static ClusterMetrics.Forward kind(HttpRequest request, boolean held) {
+        HttpMethod method = request.method();
+        if (method.equals(HttpMethod.POST)) {
+            return ClusterMetrics.Forward.PUBLISH;
+        }
+        if (method.equals(HttpMethod.DELETE)) {
+            return ClusterMetrics.Forward.DELETE;
+        }
+        String uri = request.uri();
+        int q = uri.indexOf('?');
+        boolean events = (q < 0 ? uri : uri.substring(0, q)).endsWith("/events");
+        if (!events) {
+            return ClusterMetrics.Forward.STATUS;
+        }
+        return held ? ClusterMetrics.Forward.SUBSCRIBE : ClusterMetrics.Forward.AWAIT;
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.iqstream.server.cluster;
 
 import io.iqstream.server.http.HttpReplies;
+import io.iqstream.server.metrics.ClusterMetrics;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -36,6 +37,7 @@ final class ForwardingSession implements Relay {
     private final PeerChannels peers;
     private final Membership membership;
     private final HttpReplies replies;
+    private final ClusterMetrics metrics;
     private final boolean keepAlive;
     private final HttpRequest outgoing;
     private final ArrayDeque<HttpContent> pending = new ArrayDeque<>(4);
@@ -48,8 +50,9 @@ final class ForwardingSession implements Relay {
     private boolean done;
 
     private ForwardingSession(ChannelHandlerContext client, HttpRequest request, Member target, PeerChannels peers,
-            Membership membership, HttpReplies replies, PeerAuth auth, boolean keepAlive) {
+            Membership membership, HttpReplies replies, PeerAuth auth, ClusterMetrics metrics, boolean keepAlive) {
         this.client = client;
+        this.metrics = metrics;
         this.target = target;
         this.peers = peers;
         this.membership = membership;
@@ -70,15 +73,17 @@ final class ForwardingSession implements Relay {
 
     /** Starts relaying {@code request} to {@code target}. On the client's (the run's worker) loop. */
     static ForwardingSession start(ChannelHandlerContext client, HttpRequest request, Member target,
-            PeerChannels peers, Membership membership, HttpReplies replies, PeerAuth auth, boolean keepAlive) {
+            PeerChannels peers, Membership membership, HttpReplies replies, PeerAuth auth, ClusterMetrics metrics,
+            boolean keepAlive) {
         ForwardingSession s = new ForwardingSession(client, request, target, peers, membership, replies, auth,
-                keepAlive);
+                metrics, keepAlive);
         peers.acquire(client.channel().eventLoop(), target, s, s::connected);
         return s;
     }
 
     private void connected(Channel channel, Throwable cause) {
         if (channel == null) {
+            metrics.failed(ClusterMetrics.Failure.CONNECT);
             membership.suspect(target);
             releasePending();
             if (!done) {
@@ -218,6 +223,7 @@ final class ForwardingSession implements Relay {
             return;
         }
         done = true;
+        metrics.failed(ClusterMetrics.Failure.BROKEN);
         releasePending();
         if (responseStarted || bodyStarted) {
             // never an HTTP answer once body bytes went through: the client must see a broken request (a

@@ -1,5 +1,6 @@
 package io.iqstream.server.cluster;
 
+import io.iqstream.server.metrics.ClusterMetrics;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;
@@ -60,17 +61,22 @@ public final class Membership implements AutoCloseable {
     private final Member self;
     private final List<String> peers;
     private final HttpClient http;
+    private final ClusterMetrics metrics;
     private final ScheduledExecutorService scheduler;
     private final Map<Member, Integer> failures = new HashMap<>();
     private volatile View view;
     private boolean probed;
+    /** {@link #probed}, for any thread: false until every member answered once or is surely dead. */
+    private volatile boolean settled;
     /** When each entry of the view's history was replaced, newest first. Scheduler thread only. */
     private final List<Long> replacedAtNanos = new ArrayList<>();
 
-    public Membership(Member self, List<String> peers) {
+    public Membership(Member self, List<String> peers, ClusterMetrics metrics) {
         this.self = self;
         this.peers = List.copyOf(peers);
+        this.metrics = metrics;
         this.view = new View(self, List.of(self), Set.of(self), List.of());
+        metrics.members(1, 1);
         this.http = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(1000)).build();
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "iqstream-membership");
@@ -90,6 +96,14 @@ public final class Membership implements AutoCloseable {
 
     public View view() {
         return view;
+    }
+
+    /**
+     * True once a probe round heard from every member (or found it surely dead): before that, this node's view may
+     * lack members that hold runs or own new ones, so it must not place or look up a run on its own. Any thread.
+     */
+    public boolean settled() {
+        return settled;
     }
 
     /** A peer could not be reached by a forward: treat it as dead until a probe finds it again. Any thread. */
@@ -190,6 +204,7 @@ public final class Membership implements AutoCloseable {
         boolean expired = !replacedAtNanos.isEmpty()
                 && now - replacedAtNanos.get(replacedAtNanos.size() - 1) > HISTORY_NANOS;
         if (old.ready().equals(ready) && old.alive().equals(aliveIn) && !expired) {
+            settled |= definitive; // a node alone, its peers refused: settled, with nothing to remember
             return;
         }
         List<List<Member>> previous = new ArrayList<>(old.previous());
@@ -216,7 +231,9 @@ public final class Membership implements AutoCloseable {
         }
         // views before every member answered once (this node alone, a partial set) are no membership to remember
         probed |= definitive;
+        settled |= probed;
         view = new View(self, List.copyOf(ready), Set.copyOf(aliveIn), List.copyOf(previous));
+        metrics.members(aliveIn.size(), ready.size());
         LOG.info("cluster view: ready {}, alive {}", ready, new TreeSet<>(aliveIn));
     }
 

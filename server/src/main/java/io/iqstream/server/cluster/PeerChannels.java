@@ -1,5 +1,6 @@
 package io.iqstream.server.cluster;
 
+import io.iqstream.server.metrics.ClusterMetrics;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -35,9 +36,11 @@ final class PeerChannels {
     static final int CONNECT_TIMEOUT_MS = 2000;
 
     private final Class<? extends SocketChannel> channelClass;
+    private final ClusterMetrics metrics;
     private final ThreadLocal<Map<Member, ArrayDeque<Channel>>> idle = ThreadLocal.withInitial(HashMap::new);
 
-    PeerChannels(String transportName) {
+    PeerChannels(String transportName, ClusterMetrics metrics) {
+        this.metrics = metrics;
         this.channelClass = switch (transportName) {
             case "epoll" -> EpollSocketChannel.class;
             case "io_uring" -> IoUringSocketChannel.class;
@@ -75,7 +78,13 @@ final class PeerChannels {
                     }
                 })
                 .connect(peer.host(), peer.port());
-        f.addListener((ChannelFutureListener) cf -> done.accept(cf.isSuccess() ? cf.channel() : null, cf.cause()));
+        f.addListener((ChannelFutureListener) cf -> {
+            if (cf.isSuccess()) {
+                metrics.peerConnectionsOpen.increment();
+                cf.channel().closeFuture().addListener(closed -> metrics.peerConnectionsOpen.decrement());
+            }
+            done.accept(cf.isSuccess() ? cf.channel() : null, cf.cause());
+        });
     }
 
     /** Gives a channel whose exchange is complete back to its loop's pool. On the channel's loop. */

@@ -10,7 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
-import java.util.function.Consumer;
+import java.util.function.BiConsumer;
 
 /**
  * Finds the node that holds a run this node does not hold, without a broadcast on the hot path:
@@ -84,10 +84,12 @@ final class RunLocator {
 
     /**
      * Asks the current owner, then the earlier owners, whether they hold {@code runId}; calls {@code found} on
-     * {@code loop} with the first that does, else the current owner (or self). {@code authHeaders} are the
+     * {@code loop} with the first that does (and true), else the current owner or self (and false: no node holds
+     * the run yet), or {@link #UNKNOWN}. {@code authHeaders} are the
      * client's credentials (name, value pairs), so the peer checks them as for the request itself.
      */
-    void lookup(String runId, String query, List<String> authHeaders, Executor loop, Consumer<Member> found) {
+    void lookup(String runId, String query, List<String> authHeaders, Executor loop,
+            BiConsumer<Member, Boolean> found) {
         Membership.View v = membership.view();
         Member owner = Rendezvous.owner(runId, v.forNewRuns());
         List<Member> ask = new ArrayList<>(3);
@@ -100,11 +102,11 @@ final class RunLocator {
     }
 
     private void askNext(String runId, String query, List<String> authHeaders, List<Member> ask, int i,
-            Member fallback, boolean uncertain, Executor loop, Consumer<Member> found) {
+            Member fallback, boolean uncertain, Executor loop, BiConsumer<Member, Boolean> found) {
         if (i == ask.size()) {
             // a candidate that did not answer may hold the run: never start it elsewhere on a guess
             Member outcome = uncertain ? UNKNOWN : fallback;
-            loop.execute(() -> found.accept(outcome));
+            loop.execute(() -> found.accept(outcome, false));
             return;
         }
         Member m = ask.get(i);
@@ -122,7 +124,7 @@ final class RunLocator {
                     if (!m.equals(membership.self())) {
                         cache.get().put(runId, m);
                     }
-                    found.accept(m);
+                    found.accept(m, true);
                 });
             } else {
                 boolean noAnswer = r == null || r.statusCode() != 404;

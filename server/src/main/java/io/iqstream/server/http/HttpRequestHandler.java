@@ -220,10 +220,27 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
                 serveRun(ctx, request, route, owner.registry(), resumeAfter, keepAlive);
                 ctx.channel().config().setAutoRead(true);
                 replayHeld(ctx);
-            });
+            }, this::closedWhileMoving);
             return;
         }
         serveRun(ctx, request, route, owner.registry(), resumeAfter, keepAlive);
+    }
+
+    /**
+     * The connection closed between loops (ChannelHandoff): it gets no channelInactive, so what it holds — body
+     * chunks read during the move — is released here.
+     */
+    private void closedWhileMoving() {
+        moving = false;
+        failed = true;
+        endRoutes();
+        releaseHeld();
+    }
+
+    private void releaseHeld() {
+        while (!held.isEmpty()) {
+            ReferenceCountUtil.release(held.poll());
+        }
     }
 
     /** The right a run request needs; null for reading a run's status (any right) or a method not allowed. */
@@ -353,9 +370,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             subscribe.closed();
             subscribe = null;
         }
-        while (!held.isEmpty()) {
-            ReferenceCountUtil.release(held.poll());
-        }
+        releaseHeld();
         ctx.fireChannelInactive();
     }
 

@@ -46,11 +46,19 @@ public final class Metrics {
     private final AtomicLongArray latencyBuckets = new AtomicLongArray(LATENCY_BUCKETS_S.length + 1);
     private final LongAdder latencyCount = new LongAdder();
     private final LongAdder latencySumNanos = new LongAdder();
+    /** The cluster part's metrics ({@code --peers}); rendered only once {@link #clustered()} was called. */
+    public final ClusterMetrics cluster = new ClusterMetrics();
+    private volatile boolean clustered;
 
     public Metrics() {
         for (Refusal r : Refusal.values()) {
             refusals.put(r, new LongAdder());
         }
+    }
+
+    /** This node runs with {@code --peers}: the cluster metrics are rendered. */
+    public void clustered() {
+        clustered = true;
     }
 
     public void refused(Refusal reason) {
@@ -137,6 +145,9 @@ public final class Metrics {
         sb.append("iqstream_relay_latency_seconds_bucket{le=\"+Inf\"} ").append(cumulative).append('\n');
         sb.append("iqstream_relay_latency_seconds_sum ").append(latencySumNanos.sum() / 1e9).append('\n');
         sb.append("iqstream_relay_latency_seconds_count ").append(latencyCount.sum()).append('\n');
+        if (clustered) {
+            cluster.render(sb);
+        }
         return sb.toString();
     }
 

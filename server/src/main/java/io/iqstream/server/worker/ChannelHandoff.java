@@ -22,15 +22,19 @@ public final class ChannelHandoff {
     private ChannelHandoff() {}
 
     /**
-     * Starts the move; {@code onArrived} runs on {@code target} once registered there; a failed move closes, an
-     * exception from {@code onArrived} goes to the pipeline's {@code exceptionCaught}.
+     * Starts the move; {@code onArrived} runs on {@code target} once registered there; a failed move closes and
+     * runs {@code onFailed} (on the loop that saw the failure; the connection is on no other), an exception from
+     * {@code onArrived} goes to the pipeline's {@code exceptionCaught}. A connection closed while it is between
+     * loops (a reset read on the old loop after the deregistration was queued) cannot be registered again, and
+     * its pipeline never sees {@code channelInactive}: {@code onFailed} is where the caller releases what it holds.
      */
     @SuppressWarnings("deprecation")
-    public static void moveTo(Channel channel, EventLoop target, Runnable onArrived) {
+    public static void moveTo(Channel channel, EventLoop target, Runnable onArrived, Runnable onFailed) {
         channel.config().setAutoRead(false);
         channel.deregister().addListener(deregistered -> {
             if (!deregistered.isSuccess()) {
                 channel.close();
+                onFailed.run();
                 return;
             }
             // even a connection that broke off meanwhile is registered on the target, so its close runs
@@ -38,6 +42,7 @@ public final class ChannelHandoff {
             target.register(channel).addListener(registered -> {
                 if (!registered.isSuccess()) {
                     channel.unsafe().closeForcibly();
+                    onFailed.run();
                     return;
                 }
                 try {

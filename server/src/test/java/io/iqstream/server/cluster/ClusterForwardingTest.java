@@ -3,6 +3,7 @@ package io.iqstream.server.cluster;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.iqstream.server.metrics.ClusterMetrics;
 import io.iqstream.server.testing.Http;
 import io.iqstream.server.testing.SseClient;
 import io.iqstream.server.testing.TestServer;
@@ -87,6 +88,39 @@ class ClusterForwardingTest {
             assertEquals(200, status.statusCode(), status.body());
         }
         assertTrue(onA > 0 && onA < 8, "runs are spread over both nodes: " + onA + " of 8 on A");
+    }
+
+    @Test
+    void metricsCountRelayedRequestsByKindAndTheMembers() throws Exception {
+        // a run held by one node, then each kind of request sent to the other one
+        String run = "fw-metrics";
+        assertEquals(200, Http.publish(a.base(), run, admin, "{\"type\":\"RUN_STARTED\"}").statusCode());
+        TestServer other = holds(a, run) ? b : a;
+        ClusterMetrics m = other.server().context().metrics().cluster;
+        long status = m.forwardedCount(ClusterMetrics.Forward.STATUS);
+        long publish = m.forwardedCount(ClusterMetrics.Forward.PUBLISH);
+        long subscribe = m.forwardedCount(ClusterMetrics.Forward.SUBSCRIBE);
+        long delete = m.forwardedCount(ClusterMetrics.Forward.DELETE);
+        assertEquals(200, Http.get(other.base() + "/v1/runs/" + run, "Authorization", "Bearer " + admin)
+                .statusCode());
+        assertEquals(200, Http.publish(other.base(), run, admin, "{\"type\":\"X\"}").statusCode());
+        try (SseClient s = SseClient.open(other.port(), "/v1/runs/" + run + "/events",
+                "Authorization: Bearer " + admin)) {
+            assertEquals("2", s.take(2, 5000).get(1).id());
+        }
+        assertEquals(200, Http.delete(other.base() + "/v1/runs/" + run, "Authorization", "Bearer " + admin)
+                .statusCode());
+        assertEquals(status + 1, m.forwardedCount(ClusterMetrics.Forward.STATUS));
+        assertEquals(publish + 1, m.forwardedCount(ClusterMetrics.Forward.PUBLISH));
+        assertEquals(subscribe + 1, m.forwardedCount(ClusterMetrics.Forward.SUBSCRIBE));
+        assertEquals(delete + 1, m.forwardedCount(ClusterMetrics.Forward.DELETE));
+        String text = Http.get(other.base() + "/metrics").body();
+        assertTrue(text.contains("iqstream_cluster_members{state=\"live\"} 2\n"), text);
+        assertTrue(text.contains("iqstream_cluster_members{state=\"ready\"} 2\n"), text);
+        assertTrue(text.contains("iqstream_cluster_forwarded_total{kind=\"publish\"} "), text);
+        assertTrue(text.contains("iqstream_cluster_forward_failures_total{reason=\"connect\"} "), text);
+        assertTrue(text.matches("(?s).*iqstream_cluster_peer_connections_open [1-9].*"), "pooled peer connections: "
+                + text);
     }
 
     @Test

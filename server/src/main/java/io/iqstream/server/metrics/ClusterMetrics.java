@@ -1,0 +1,113 @@
+package io.iqstream.server.metrics;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The metrics of the cluster part ({@code --peers}), named once here and rendered by {@link Metrics#render} only
+ * on a clustered node: requests relayed to the node that holds their run, by kind; relays that failed, by why;
+ * peer connections open; members live and ready as this node's last probe saw them. Any thread ({@link LongAdder}s
+ * and volatile gauges).
+ */
+public final class ClusterMetrics {
+    /** What a relayed request was. */
+    public enum Forward {
+        /** {@code GET /v1/runs/{id}/events} for a run a peer holds. */
+        SUBSCRIBE("subscribe"),
+        /**
+         * {@code GET /v1/runs/{id}/events} for a run that a lookup (after a membership change) found on no node: it
+         * waits (--await-run) at the new run's owner. Without a lookup such a request counts as {@link #SUBSCRIBE}.
+         */
+        AWAIT("await"),
+        /** {@code POST /v1/runs/{id}/events}. */
+        PUBLISH("publish"),
+        /** {@code GET /v1/runs/{id}}. */
+        STATUS("status"),
+        /** {@code DELETE /v1/runs/{id}}. */
+        DELETE("delete");
+
+        private final String label;
+
+        Forward(String label) {
+            this.label = label;
+        }
+    }
+
+    /** Why a relay failed. */
+    public enum Failure {
+        /** The peer could not be connected to (client answered 503 peer_unavailable). */
+        CONNECT("connect"),
+        /** The peer's connection broke before its answer was whole (503, or the client's connection closed). */
+        BROKEN("broken"),
+        /** A peer that may hold the run did not answer the lookup (503 peer_unavailable). */
+        LOOKUP("lookup");
+
+        private final String label;
+
+        Failure(String label) {
+            this.label = label;
+        }
+    }
+
+    private final LongAdder[] forwarded = new LongAdder[Forward.values().length];
+    private final LongAdder[] failures = new LongAdder[Failure.values().length];
+    /** Connections to peers open now (pooled or borrowed). */
+    public final LongAdder peerConnectionsOpen = new LongAdder();
+    private volatile int membersLive;
+    private volatile int membersReady;
+
+    public ClusterMetrics() {
+        for (int i = 0; i < forwarded.length; i++) {
+            forwarded[i] = new LongAdder();
+        }
+        for (int i = 0; i < failures.length; i++) {
+            failures[i] = new LongAdder();
+        }
+    }
+
+    /** Counts one request relayed to a peer. */
+    public void forwarded(Forward kind) {
+        forwarded[kind.ordinal()].increment();
+    }
+
+    public long forwardedCount(Forward kind) {
+        return forwarded[kind.ordinal()].sum();
+    }
+
+    /** Counts one relay that failed. */
+    public void failed(Failure why) {
+        failures[why.ordinal()].increment();
+    }
+
+    public long failureCount(Failure why) {
+        return failures[why.ordinal()].sum();
+    }
+
+    /** The members of this node's latest view (itself included): alive, and ready (taking new runs). */
+    public void members(int live, int ready) {
+        membersLive = live;
+        membersReady = ready;
+    }
+
+    void render(StringBuilder sb) {
+        sb.append("# HELP iqstream_cluster_forwarded_total Requests relayed to the peer that holds their run, by"
+                + " kind.\n");
+        sb.append("# TYPE iqstream_cluster_forwarded_total counter\n");
+        for (Forward f : Forward.values()) {
+            sb.append("iqstream_cluster_forwarded_total{kind=\"").append(f.label).append("\"} ")
+                    .append(forwarded[f.ordinal()].sum()).append('\n');
+        }
+        sb.append("# HELP iqstream_cluster_forward_failures_total Relays that failed, by reason.\n");
+        sb.append("# TYPE iqstream_cluster_forward_failures_total counter\n");
+        for (Failure f : Failure.values()) {
+            sb.append("iqstream_cluster_forward_failures_total{reason=\"").append(f.label).append("\"} ")
+                    .append(failures[f.ordinal()].sum()).append('\n');
+        }
+        Metrics.gauge(sb, "iqstream_cluster_peer_connections_open", "Connections to peers open (pooled or in use).",
+                peerConnectionsOpen.sum());
+        sb.append("# HELP iqstream_cluster_members Cluster members in this node's view (itself included), by"
+                + " state: live (answering), ready (taking new runs).\n");
+        sb.append("# TYPE iqstream_cluster_members gauge\n");
+        sb.append("iqstream_cluster_members{state=\"live\"} ").append(membersLive).append('\n');
+        sb.append("iqstream_cluster_members{state=\"ready\"} ").append(membersReady).append('\n');
+    }
+}
