@@ -16,6 +16,8 @@ import java.util.Locale;
  * @param gcs IQ-Stream's named collector settings ({@link IqStreamSetup#COLLECTORS}), one row each;
  *     empty: the default flags
  * @param serverJvmOpts raw extra JVM flags for IQ-Stream, appended last
+ * @param baselineJar another server jar measured beside IQ-Stream as {@code iqstream-baseline}; null: none
+ * @param baselineJvmOpts raw extra JVM flags for the baseline, appended last
  */
 public record BenchOptions(
     List<String> servers,
@@ -31,6 +33,8 @@ public record BenchOptions(
     List<String> serverTransports,
     List<String> gcs,
     List<String> serverJvmOpts,
+    Path baselineJar,
+    List<String> baselineJvmOpts,
     Path outDir,
     Path repo,
     int dropEvery,
@@ -76,6 +80,12 @@ public record BenchOptions(
                               the heap stays fixed and pre-touched. Default: the default flags
         --server-jvm-opts S   extra JVM flags for IQ-Stream, appended last (one string, split at
                               spaces)
+        --baseline-jar JAR    also measure JAR (e.g. an earlier commit's server jar) right after
+                              IQ-Stream, as iqstream-baseline, with the default flags: a before/after
+                              pair from one run
+        --baseline-jvm-opts S extra JVM flags for the baseline, appended last (e.g.
+                              --sun-misc-unsafe-memory-access=warn: Unsafe off, as before it was
+                              allowed)
         --drop-every N        one browser in N drops and resumes (default 10; 0 = none)
         --nchan-publisher P   Nchan's publisher: http (a POST per event), websocket, or both
                               (default: both at each level, the faster kept in the table and the
@@ -103,6 +113,8 @@ public record BenchOptions(
     List<String> serverTransports = List.of();
     List<String> gcs = List.of();
     List<String> serverJvmOpts = List.of();
+    Path baselineJar = null;
+    List<String> baselineJvmOpts = List.of();
     Long warmupMaxSet = null;
     Path out = repo.resolve("bench/results");
     int dropEvery = 10;
@@ -168,6 +180,9 @@ public record BenchOptions(
             case "--gc" -> gcs = list(v, IqStreamSetup.COLLECTOR_NAMES, "collector setting");
             case "--server-jvm-opts" -> serverJvmOpts = v.isBlank() ? List.of()
                 : List.of(v.trim().split("\\s+"));
+            case "--baseline-jar" -> baselineJar = Path.of(v);
+            case "--baseline-jvm-opts" -> baselineJvmOpts = v.isBlank() ? List.of()
+                : List.of(v.trim().split("\\s+"));
             case "--warmup-max" -> warmupMaxSet = durationMs(v);
             case "--drop-every" -> dropEvery = Integer.parseInt(v);
             case "--out" -> out = Path.of(v);
@@ -215,13 +230,19 @@ public record BenchOptions(
       throw new IllegalArgumentException("--server-cpus must be >= 1");
     }
     return new BenchOptions(List.copyOf(servers), List.copyOf(levels), warmup, warmupMax, window,
-        drain, runLength, serverCpus, pin, transport, serverTransports, gcs, serverJvmOpts, out, repo,
+        drain, runLength, serverCpus, pin, transport, serverTransports, gcs, serverJvmOpts, baselineJar,
+        baselineJvmOpts, out, repo,
         dropEvery, nchanPublishers, quick, help);
   }
 
   /** IQ-Stream's setups to measure side by side: every transport × collector asked for. */
   public List<IqStreamSetup> iqstreamSetups() {
-    return IqStreamSetup.combinations(serverTransports, gcs, serverJvmOpts);
+    List<IqStreamSetup> setups = new ArrayList<>(IqStreamSetup.combinations(serverTransports, gcs,
+        serverJvmOpts));
+    if (baselineJar != null) {
+      setups.add(IqStreamSetup.baseline(baselineJar, baselineJvmOpts));
+    }
+    return setups;
   }
 
   /** A comma list of known names, each once, in the order given. */

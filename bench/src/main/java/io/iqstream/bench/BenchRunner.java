@@ -263,7 +263,8 @@ public final class BenchRunner {
       // so that resident memory grows with what the runs cost, not with the heap's lazy expansion;
       // IQSTREAM_JVM_OPTS replaces the sizing part, as it does for the launcher; a setup may name
       // another collector, a transport and extra flags
-      case "iqstream" -> new IqStreamServer(IqStreamServer.defaultJar(repo), iqSetup,
+      case "iqstream" -> new IqStreamServer(iqSetup.baselineJar() != null ? iqSetup.baselineJar()
+          : IqStreamServer.defaultJar(repo), iqSetup,
           iqstreamJvmFlags(iqSetup));
       case "nchan" -> new NchanServer(repo.resolve("bench/peers"), NchanDriver.Publish.HTTP_POST);
       case "haproxy" -> new HaproxyServer(repo.resolve("bench/peers"));

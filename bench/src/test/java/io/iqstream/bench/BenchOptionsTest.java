@@ -55,6 +55,12 @@ class BenchOptionsTest {
         .iqstreamSetups().stream().map(s -> s.rowName()).toList());
     assertEquals(List.of("iqstream[shenandoah]"), parse("--gc", "Shenandoah,shenandoah")
         .iqstreamSetups().stream().map(s -> s.rowName()).toList(), "each once");
+    BenchOptions withBase = parse("--gc", "zgc", "--baseline-jar", "/tmp/old.jar",
+        "--baseline-jvm-opts", "--sun-misc-unsafe-memory-access=warn");
+    assertEquals(List.of("iqstream[zgc]", "iqstream-baseline"), withBase.iqstreamSetups().stream()
+        .map(s -> s.rowName()).toList(), "the baseline once, after the setups, with the default flags");
+    assertEquals(java.nio.file.Path.of("/tmp/old.jar"), withBase.iqstreamSetups().get(1).baselineJar());
+    assertEquals(List.of("--sun-misc-unsafe-memory-access=warn"), withBase.baselineJvmOpts());
   }
 
   @Test
@@ -69,7 +75,7 @@ class BenchOptionsTest {
   @Test
   void theHelpListsEveryOption() {
     for (String option : List.of("--server-transport", "--gc", "--server-jvm-opts", "--warmup-max",
-        "g1-lowpause", "shenandoah", "IQSTREAM_JVM_OPTS")) {
+        "--baseline-jar", "--baseline-jvm-opts", "g1-lowpause", "shenandoah", "IQSTREAM_JVM_OPTS")) {
       assertTrue(BenchOptions.USAGE.contains(option), option);
     }
   }

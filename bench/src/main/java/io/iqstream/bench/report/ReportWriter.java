@@ -199,7 +199,8 @@ public final class ReportWriter {
 
   /** "IQ-Stream", or with its setup: "IQ-Stream [zgc]". */
   private static String label(String iqName) {
-    return iqName.equals("iqstream") ? "IQ-Stream" : "IQ-Stream " + iqName.substring("iqstream".length());
+    String variant = iqName.substring("iqstream".length());
+    return variant.isEmpty() ? "IQ-Stream" : "IQ-Stream " + (variant.startsWith("-") ? variant.substring(1) : variant);
   }
 
   private static double nz(Double v) {

@@ -114,9 +114,12 @@ public record ResultRow(
         error);
   }
 
-  /** Whether this row is IQ-Stream's, in any setup ({@code iqstream}, {@code iqstream[zgc]}...). */
+  /**
+   * Whether this row is IQ-Stream's, in any setup ({@code iqstream}, {@code iqstream[zgc]}...) or the
+   * baseline build's ({@code iqstream-baseline}).
+   */
   public boolean isIqStream() {
-    return server.equals("iqstream") || server.startsWith("iqstream[");
+    return server.equals("iqstream") || server.startsWith("iqstream[") || server.startsWith("iqstream-baseline");
   }
 
   /** Whether the server kept up: all events delivered (99.9%+), no corruption, generator not limit. */

@@ -1,5 +1,6 @@
 package io.iqstream.bench.server;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -14,8 +15,10 @@ import java.util.Map;
  * @param transport {@code auto}, {@code epoll}, {@code io_uring} or {@code nio}; null: not passed
  * @param gc a key of {@link #COLLECTORS}; null: the default sizing's collector (G1)
  * @param extraJvmOpts raw flags appended last (so they win), empty for none
+ * @param baselineJar another build of the server (e.g. an earlier commit's jar) measured beside this
+ *     one as {@code iqstream-baseline}; null: the server under test
  */
-public record IqStreamSetup(String transport, String gc, List<String> extraJvmOpts) {
+public record IqStreamSetup(String transport, String gc, List<String> extraJvmOpts, Path baselineJar) {
   /** The server's transports ({@code --transport}). */
   public static final List<String> TRANSPORTS = List.of("auto", "epoll", "io_uring", "nio");
 
@@ -56,6 +59,15 @@ public record IqStreamSetup(String transport, String gc, List<String> extraJvmOp
     extraJvmOpts = List.copyOf(extraJvmOpts);
   }
 
+  public IqStreamSetup(String transport, String gc, List<String> extraJvmOpts) {
+    this(transport, gc, extraJvmOpts, null);
+  }
+
+  /** The baseline: {@code jar} with the default flags, then {@code extraJvmOpts}. */
+  public static IqStreamSetup baseline(Path jar, List<String> extraJvmOpts) {
+    return new IqStreamSetup(null, null, extraJvmOpts, jar);
+  }
+
   /** Every combination of the transports and collectors asked for (an empty list: the default). */
   public static List<IqStreamSetup> combinations(List<String> transports, List<String> gcs,
       List<String> extraJvmOpts) {
@@ -79,7 +91,8 @@ public record IqStreamSetup(String transport, String gc, List<String> extraJvmOp
     if (gc != null) {
       parts.add(gc);
     }
-    return parts.isEmpty() ? "iqstream" : "iqstream[" + String.join(",", parts) + "]";
+    String base = baselineJar == null ? "iqstream" : "iqstream-baseline";
+    return parts.isEmpty() ? base : base + "[" + String.join(",", parts) + "]";
   }
 
   /**
@@ -94,6 +107,11 @@ public record IqStreamSetup(String transport, String gc, List<String> extraJvmOp
         "--add-opens=java.base/java.nio=ALL-UNNAMED",
         "--add-opens=java.base/jdk.internal.misc=ALL-UNNAMED",
         "-Dio.netty.allocator.type=pooled"));
+    if (Runtime.version().feature() >= 24) {
+      // as the launcher: Netty 4.2 leaves sun.misc.Unsafe off on JDK 24+ unless it is allowed, and then
+      // allocates a ByteBuffer view for every copy between direct buffers
+      flags.add("--sun-misc-unsafe-memory-access=allow");
+    }
     String s = sizing == null || sizing.isBlank() ? DEFAULT_SIZING : sizing;
     for (String f : s.trim().split("\\s+")) {
       if (gc == null || !isCollectorFlag(f)) {

@@ -37,6 +37,19 @@ class IqStreamSetupTest {
 
   /** Each named setting starts a JVM of the JDK running the tests (the bench runs the server on it). */
   @Test
+  void theBaselineRunsItsOwnJarUnderItsOwnNameWithTheDefaultFlagsThenItsOwn() {
+    IqStreamSetup base = IqStreamSetup.baseline(java.nio.file.Path.of("/tmp/old.jar"),
+        List.of("--sun-misc-unsafe-memory-access=warn"));
+    assertEquals("iqstream-baseline", base.rowName());
+    List<String> flags = base.jvmFlags(null);
+    assertTrue(flags.containsAll(List.of(IqStreamSetup.DEFAULT_SIZING.split(" "))), flags.toString());
+    assertEquals("--sun-misc-unsafe-memory-access=warn", flags.get(flags.size() - 1), "its flags last, so they win");
+    assertEquals(Runtime.version().feature() >= 24,
+        IqStreamSetup.DEFAULT.jvmFlags(null).contains("--sun-misc-unsafe-memory-access=allow"),
+        "Unsafe allowed where the JDK would otherwise keep Netty off it, as the launcher does");
+  }
+
+  @Test
   void everyNamedCollectorIsAcceptedByThisJdk() throws Exception {
     String java = ProcessHandle.current().info().command().orElse("java");
     for (String gc : IqStreamSetup.COLLECTOR_NAMES) {
