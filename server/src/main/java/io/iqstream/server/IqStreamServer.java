@@ -38,9 +38,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The running server: one acceptor thread, one worker loop per CPU (each owning the runs hashed to it), the
- * listening socket, and the optional admin listener ({@code --admin-port}, served on the acceptor's thread so a
- * saturated worker never delays a health check). {@link #start} binds and returns (or throws
+ * The running server: one worker loop per CPU (each owning the runs hashed to it; the main port's listening socket
+ * is registered on one of them, so a connection can be accepted and served without waking another thread), and
+ * one more thread ({@code iqstream-accept}) for the optional admin listener ({@code --admin-port}, so a saturated
+ * worker never delays a health check) and periodic summaries. {@link #start} binds and returns (or throws
  * {@link StartupFailure} when a port cannot be bound); {@link #drain} and
  * {@link #close} stop it.
  *
@@ -96,8 +97,10 @@ public final class IqStreamServer implements AutoCloseable {
                 : ConnectionSlots.defaultMax(config.workers() + 1, AdminInitializer.MAX_CONNECTIONS);
         ConnectionSlots connections = new ConnectionSlots(maxConnections, metrics.connectionsOpen,
                 metrics.connectionsRefusedMax);
+        // the main port accepts on a worker loop: a new connection is registered where it was accepted when that
+        // loop is the next in turn (always, with one worker), without a hop to another thread (see ARCHITECTURE.md)
         ServerBootstrap bootstrap = new ServerBootstrap()
-                .group(acceptor, workerGroup)
+                .group(workerGroup, workerGroup)
                 .channel(transport.serverChannelClass())
                 .option(ChannelOption.SO_BACKLOG, 4096)
                 .option(ChannelOption.SO_REUSEADDR, true)

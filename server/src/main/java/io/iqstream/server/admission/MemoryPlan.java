@@ -5,6 +5,7 @@ import io.iqstream.server.config.ConfigParser;
 import io.iqstream.server.config.Quantities;
 import io.netty.util.internal.PlatformDependent;
 import java.util.Map;
+import java.util.regex.Pattern;
 
 /**
  * How memory is split: the JVM's heap (objects, indexes, connections), its direct memory (the pooled buffers that
@@ -29,6 +30,14 @@ public record MemoryPlan(long limitBytes, String source, long heapBytes, long di
      * kept for the connection's life) plus about 8 KiB of channel, pipeline, handlers and a subscriber's cursor.
      */
     public static final long CONNECTION_HEAP_BYTES = 2 * (8 + 16) * KIB + 8 * KIB;
+    /**
+     * The collector the launchers start the server with (docs/OPERATIONS.md, "Garbage collector", has the
+     * measurements): G1. The heap share above is sized for it; a concurrent collector (ZGC, Shenandoah) needs more
+     * room beside the same live set.
+     */
+    public static final String DEFAULT_COLLECTOR = "-XX:+UseG1GC";
+    /** A JVM option that selects a collector ({@code -XX:+UseZGC}, {@code -XX:+UseShenandoahGC}, ...). */
+    private static final Pattern COLLECTOR_OPTION = Pattern.compile("(^|\\s)-XX:\\+Use\\w+GC(\\s|$)");
 
     /** The plan for a memory limit (the container's), or for an explicit budget when {@code budgetBytes > 0}. */
     public static MemoryPlan forLimit(long limitBytes, String source, long budgetBytes) {
@@ -84,6 +93,14 @@ public record MemoryPlan(long limitBytes, String source, long heapBytes, long di
                 + (directBytes / MIB) + "m";
     }
 
+    /**
+     * The collector flag to add to {@code jvmOptions} (the operator's {@code IQSTREAM_JVM_OPTS}):
+     * {@link #DEFAULT_COLLECTOR}, or nothing when they choose a collector themselves (the JVM refuses two).
+     */
+    public static String collectorFlag(String jvmOptions) {
+        return jvmOptions != null && COLLECTOR_OPTION.matcher(jvmOptions).find() ? "" : DEFAULT_COLLECTOR;
+    }
+
     public String describe() {
         return "memory plan: limit " + Quantities.formatBytes(limitBytes / MIB * MIB) + " (" + source + "), heap "
                 + heapBytes / MIB + "m, direct " + directBytes / MIB + "m, JVM headroom " + headroomBytes / MIB
@@ -91,7 +108,8 @@ public record MemoryPlan(long limitBytes, String source, long heapBytes, long di
     }
 
     /**
-     * Prints the JVM flags for this machine on stdout and the plan on stderr:
+     * Prints the JVM flags for this machine on stdout (the collector, unless {@code IQSTREAM_JVM_OPTS} names one,
+     * then the sizing) and the plan on stderr:
      * {@code java -cp iqstream-server.jar io.iqstream.server.admission.MemoryPlan [budget]}. A budget the server
      * would refuse ({@code 5zz}, {@code 1k}) prints nothing and exits 0: the launcher then starts the JVM unsized and
      * the server refuses the value with its own one-line message naming the flag.
@@ -108,6 +126,7 @@ public record MemoryPlan(long limitBytes, String source, long heapBytes, long di
         ContainerMemory c = ContainerMemory.detect();
         MemoryPlan plan = forLimit(c.limitBytes(), c.source(), budget);
         System.err.println("iqstream: " + plan.describe() + (budget > 0 ? " (--memory-budget)" : ""));
-        System.out.println(plan.jvmFlags());
+        String collector = collectorFlag(System.getenv("IQSTREAM_JVM_OPTS"));
+        System.out.println((collector.isEmpty() ? "" : collector + " ") + plan.jvmFlags());
     }
 }

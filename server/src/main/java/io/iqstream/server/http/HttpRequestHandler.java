@@ -49,6 +49,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     static volatile Consumer<String> beforeServeProbe;
 
     private final ServerContext server;
+    private final RequestTimeoutHandler timeouts;
     private final HttpReplies replies;
     private final Metrics metrics;
     private final ArrayDeque<Object> held = new ArrayDeque<>(4);
@@ -60,8 +61,10 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     /** A run request served by another node (--peers): its body goes there, its answer comes back. */
     private Relay relay;
 
-    public HttpRequestHandler(ServerContext server) {
+    /** @param timeouts the connection's timers, which also know when the request now served began to arrive */
+    public HttpRequestHandler(ServerContext server, RequestTimeoutHandler timeouts) {
         this.server = server;
+        this.timeouts = timeouts;
         this.replies = server.replies();
         this.metrics = server.metrics();
     }
@@ -312,6 +315,9 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         } else if (route.events()) {
             subscribe = new SubscriberStream(ctx, request, server, registry, runId, lastEventId, keepAlive);
             subscribe.start();
+            if (lastEventId > 0 && subscribe.hasBegun()) {
+                metrics.resumeLatency(System.nanoTime() - timeouts.headStartNanos());
+            }
         } else {
             RunStatusHandler.serve(server, ctx, request, registry, runId, keepAlive);
         }

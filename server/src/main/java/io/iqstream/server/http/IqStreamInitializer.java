@@ -45,6 +45,6 @@ public final class IqStreamInitializer extends ChannelInitializer<Channel> {
                 .addLast("http", new HttpServerCodec(MAX_INITIAL_LINE_BYTES, MAX_HEADER_BYTES, MAX_CHUNK_BYTES))
                 .addLast("timeouts", timeouts)
                 .addLast("expect", new HttpServerExpectContinueHandler())
-                .addLast("relay", new HttpRequestHandler(server));
+                .addLast("relay", new HttpRequestHandler(server, timeouts));
     }
 }

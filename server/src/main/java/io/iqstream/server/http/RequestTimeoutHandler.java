@@ -48,6 +48,7 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
     private boolean responseEnded;
     private ScheduledFuture<?> timer;
     private int generation;
+    private long headStartNanos;
 
     public RequestTimeoutHandler(long headerTimeoutMs, long idleTimeoutMs, Metrics metrics, HttpReplies replies) {
         this.headerTimeoutMs = headerTimeoutMs;
@@ -66,11 +67,19 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
                     arm(headerTimeoutMs);
                 }
                 if (state == State.HEAD) {
+                    if (!headStarted) {
+                        headStartNanos = System.nanoTime();
+                    }
                     headStarted = true;
                 }
                 c.fireChannelRead(msg);
             }
         };
+    }
+
+    /** When the first byte of the request now being served was read ({@link System#nanoTime()}). */
+    public long headStartNanos() {
+        return headStartNanos;
     }
 
     @Override

@@ -3,7 +3,6 @@ package io.iqstream.server.metrics;
 import io.iqstream.server.admission.MemoryBudget;
 import io.netty.buffer.PooledByteBufAllocator;
 import java.util.EnumMap;
-import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -11,10 +10,6 @@ import java.util.concurrent.atomic.LongAdder;
  * {@link LongAdder}s (uncontended, since each worker mostly touches its own cells).
  */
 public final class Metrics {
-    /** Upper bounds (seconds) of the relay latency histogram: event decoded -> written to a subscriber socket. */
-    private static final double[] LATENCY_BUCKETS_S = {
-        0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
-
     public final LongAdder runsCreated = new LongAdder();
     public final LongAdder runsEnded = new LongAdder();
     public final LongAdder runsExpired = new LongAdder();
@@ -43,9 +38,11 @@ public final class Metrics {
     public final LongAdder idleTimeouts = new LongAdder();
     public final LongAdder tombstonesEvicted = new LongAdder();
     private final EnumMap<Refusal, LongAdder> refusals = new EnumMap<>(Refusal.class);
-    private final AtomicLongArray latencyBuckets = new AtomicLongArray(LATENCY_BUCKETS_S.length + 1);
-    private final LongAdder latencyCount = new LongAdder();
-    private final LongAdder latencySumNanos = new LongAdder();
+    private final LatencyHistogram relayLatency = new LatencyHistogram("iqstream_relay_latency_seconds",
+            "From an event's decode to its write to a subscriber.");
+    private final LatencyHistogram resumeLatency = new LatencyHistogram("iqstream_resume_seconds",
+            "From the first byte of a resuming subscriber's request (Last-Event-ID) to its replay's first write"
+            + " and flush.");
     /** The cluster part's metrics ({@code --peers}); rendered only once {@link #clustered()} was called. */
     public final ClusterMetrics cluster = new ClusterMetrics();
     private volatile boolean clustered;
@@ -71,14 +68,15 @@ public final class Metrics {
 
     /** Records one relay latency: from the event's decode to its write into a subscriber's socket. */
     public void relayLatency(long nanos) {
-        double s = nanos / 1e9;
-        int i = 0;
-        while (i < LATENCY_BUCKETS_S.length && s > LATENCY_BUCKETS_S[i]) {
-            i++;
-        }
-        latencyBuckets.incrementAndGet(i);
-        latencyCount.increment();
-        latencySumNanos.add(nanos);
+        relayLatency.record(nanos);
+    }
+
+    /**
+     * Records one resume: from the first byte of a subscriber's request that carried a Last-Event-ID to the flush
+     * of the response head and the first replayed events (the server's share of a browser's reconnect).
+     */
+    public void resumeLatency(long nanos) {
+        resumeLatency.record(nanos);
     }
 
     /** The Prometheus text exposition (format 0.0.4). */
@@ -133,18 +131,8 @@ public final class Metrics {
                 "Direct memory held by the buffer pool (event logs, unpacked copies, socket buffers, slack).",
                 PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory());
         gauge(sb, "iqstream_draining", "1 while draining after SIGTERM.", draining ? 1 : 0);
-        sb.append("# HELP iqstream_relay_latency_seconds From an event's decode to its write to a subscriber.\n");
-        sb.append("# TYPE iqstream_relay_latency_seconds histogram\n");
-        long cumulative = 0;
-        for (int i = 0; i < LATENCY_BUCKETS_S.length; i++) {
-            cumulative += latencyBuckets.get(i);
-            sb.append("iqstream_relay_latency_seconds_bucket{le=\"").append(LATENCY_BUCKETS_S[i]).append("\"} ")
-                    .append(cumulative).append('\n');
-        }
-        cumulative += latencyBuckets.get(LATENCY_BUCKETS_S.length);
-        sb.append("iqstream_relay_latency_seconds_bucket{le=\"+Inf\"} ").append(cumulative).append('\n');
-        sb.append("iqstream_relay_latency_seconds_sum ").append(latencySumNanos.sum() / 1e9).append('\n');
-        sb.append("iqstream_relay_latency_seconds_count ").append(latencyCount.sum()).append('\n');
+        relayLatency.render(sb);
+        resumeLatency.render(sb);
         if (clustered) {
             cluster.render(sb);
         }

@@ -267,6 +267,11 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         return started && !done;
     }
 
+    /** Whether the 200 response head has been written (the stream began; it may have ended since). */
+    public boolean hasBegun() {
+        return started;
+    }
+
     /** Whether the response has ended (the connection may serve another request). */
     public boolean isDone() {
         return done;

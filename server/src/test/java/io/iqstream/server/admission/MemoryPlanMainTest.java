@@ -26,20 +26,41 @@ class MemoryPlanMainTest {
 
     @Test
     void aGoodBudgetPrintsFlagsAndAPlanThatNamesTheBudget() throws Exception {
-        Result r = run("64m");
+        Result r = run("64m", null);
         assertEquals(0, r.exit, r.err);
-        assertTrue(r.out.trim().matches("-Xmx\\d+m -XX:MaxDirectMemorySize=\\d+m"), r.out);
+        assertTrue(r.out.trim().matches("-XX:\\+UseG1GC -Xmx\\d+m -XX:MaxDirectMemorySize=\\d+m"), r.out);
         assertTrue(r.err.contains("event-log budget 64m (--memory-budget)"), r.err);
         assertFalse(r.err.matches("(?s).*limit \\S+ \\(--memory-budget\\).*"),
                 "the machine's limit is not the budget's: " + r.err);
     }
 
+    @Test
+    void aCollectorChosenInIqstreamJvmOptsIsNotDoubled() throws Exception {
+        // the JVM refuses two collectors ("Multiple garbage collectors selected"): the operator's choice wins
+        Result r = run("64m", "-Xlog:gc -XX:+UseZGC");
+        assertEquals(0, r.exit, r.err);
+        assertTrue(r.out.trim().matches("-Xmx\\d+m -XX:MaxDirectMemorySize=\\d+m"), r.out);
+        assertEquals("-XX:+UseG1GC", MemoryPlan.collectorFlag("-Xms1g -XX:+AlwaysPreTouch"));
+        assertEquals("", MemoryPlan.collectorFlag("-XX:+UseShenandoahGC -Xms1g"));
+        assertEquals("-XX:+UseG1GC", MemoryPlan.collectorFlag("-XX:+UseGCOverheadLimit"), "not a collector");
+    }
+
     private record Result(int exit, String out, String err) {}
 
     private static Result run(String budget) throws Exception {
+        return run(budget, null);
+    }
+
+    /** Runs the plan step with {@code IQSTREAM_JVM_OPTS} set to {@code jvmOptions} (null: unset). */
+    private static Result run(String budget, String jvmOptions) throws Exception {
         String java = ProcessHandle.current().info().command().orElse("java");
-        Process p = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp",
-                System.getProperty("java.class.path"), MemoryPlan.class.getName(), budget).start();
+        ProcessBuilder pb = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp",
+                System.getProperty("java.class.path"), MemoryPlan.class.getName(), budget);
+        pb.environment().remove("IQSTREAM_JVM_OPTS");
+        if (jvmOptions != null) {
+            pb.environment().put("IQSTREAM_JVM_OPTS", jvmOptions);
+        }
+        Process p = pb.start();
         assertTrue(p.waitFor(60, TimeUnit.SECONDS));
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);

@@ -38,6 +38,33 @@ class OperationsTest {
     }
 
     @Test
+    void resumesAreCountedInTheResumeHistogramAndFirstConnectionsAreNot() throws Exception {
+        try (TestServer server = TestServer.start()) {
+            String admin = Tokens.admin();
+            Http.publish(server.base(), "resumed", admin, "{\"type\":\"RUN_STARTED\"}",
+                    "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\"x\"}", "{\"type\":\"RUN_FINISHED\"}");
+            try (SseClient first = SseClient.open(server.port(), "/v1/runs/resumed/events",
+                    "Authorization: Bearer " + admin)) {
+                first.take(3, 5000);
+            }
+            try (SseClient again = SseClient.open(server.port(), "/v1/runs/resumed/events",
+                    "Authorization: Bearer " + admin, "Last-Event-ID: 1")) {
+                assertEquals("2", again.next(5000).id());
+            }
+            // recorded on the worker right after the replay's flush: wait for it rather than race it
+            String text = Http.get(server.base() + "/metrics").body();
+            long deadline = System.nanoTime() + 5_000_000_000L;
+            while (!text.contains("iqstream_resume_seconds_count 1\n") && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+                text = Http.get(server.base() + "/metrics").body();
+            }
+            assertTrue(text.contains("# TYPE iqstream_resume_seconds histogram"), text);
+            assertTrue(text.contains("iqstream_resume_seconds_count 1\n"), text);
+            assertTrue(text.contains("iqstream_resume_seconds_bucket{le=\"+Inf\"} 1\n"), text);
+        }
+    }
+
+    @Test
     void unknownPathIs404AndWrongMethodIs405() throws Exception {
         try (TestServer server = TestServer.start()) {
             assertEquals(404, Http.get(server.base() + "/nope").statusCode());
