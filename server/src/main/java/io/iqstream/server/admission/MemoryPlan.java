@@ -101,6 +101,16 @@ public record MemoryPlan(long limitBytes, String source, long heapBytes, long di
         return jvmOptions != null && COLLECTOR_OPTION.matcher(jvmOptions).find() ? "" : DEFAULT_COLLECTOR;
     }
 
+    /**
+     * The flag that lets Netty use {@code sun.misc.Unsafe} on the JDK this runs on: JDK 24 and later keep Netty 4.2 off
+     * it unless allowed, and then every copy between direct buffers and every socket write allocates a
+     * {@code ByteBuffer} view (docs/ARCHITECTURE.md, "The hot path's allocation"); older JDKs do not know the option,
+     * so for them nothing.
+     */
+    public static String unsafeFlag(int javaFeatureVersion) {
+        return javaFeatureVersion >= 24 ? "--sun-misc-unsafe-memory-access=allow" : "";
+    }
+
     public String describe() {
         return "memory plan: limit " + Quantities.formatBytes(limitBytes / MIB * MIB) + " (" + source + "), heap "
                 + heapBytes / MIB + "m, direct " + directBytes / MIB + "m, JVM headroom " + headroomBytes / MIB
@@ -108,8 +118,8 @@ public record MemoryPlan(long limitBytes, String source, long heapBytes, long di
     }
 
     /**
-     * Prints the JVM flags for this machine on stdout (the collector, unless {@code IQSTREAM_JVM_OPTS} names one,
-     * then the sizing) and the plan on stderr:
+     * Prints the JVM flags for this machine and this JDK on stdout (the collector, unless {@code IQSTREAM_JVM_OPTS}
+     * names one, the Unsafe allowance where the JDK needs it, then the sizing) and the plan on stderr:
      * {@code java -cp iqstream-server.jar io.iqstream.server.admission.MemoryPlan [budget]}. A budget the server
      * would refuse ({@code 5zz}, {@code 1k}) prints nothing and exits 0: the launcher then starts the JVM unsized and
      * the server refuses the value with its own one-line message naming the flag.
@@ -126,7 +136,13 @@ public record MemoryPlan(long limitBytes, String source, long heapBytes, long di
         ContainerMemory c = ContainerMemory.detect();
         MemoryPlan plan = forLimit(c.limitBytes(), c.source(), budget);
         System.err.println("iqstream: " + plan.describe() + (budget > 0 ? " (--memory-budget)" : ""));
-        String collector = collectorFlag(System.getenv("IQSTREAM_JVM_OPTS"));
-        System.out.println((collector.isEmpty() ? "" : collector + " ") + plan.jvmFlags());
+        StringBuilder flags = new StringBuilder();
+        for (String f : new String[] {collectorFlag(System.getenv("IQSTREAM_JVM_OPTS")),
+            unsafeFlag(Runtime.version().feature())}) {
+            if (!f.isEmpty()) {
+                flags.append(f).append(' ');
+            }
+        }
+        System.out.println(flags.append(plan.jvmFlags()));
     }
 }

@@ -28,7 +28,8 @@ class MemoryPlanMainTest {
     void aGoodBudgetPrintsFlagsAndAPlanThatNamesTheBudget() throws Exception {
         Result r = run("64m", null);
         assertEquals(0, r.exit, r.err);
-        assertTrue(r.out.trim().matches("-XX:\\+UseG1GC -Xmx\\d+m -XX:MaxDirectMemorySize=\\d+m"), r.out);
+        assertTrue(r.out.trim().matches("-XX:\\+UseG1GC " + unsafe() + "-Xmx\\d+m -XX:MaxDirectMemorySize=\\d+m"),
+                r.out);
         assertTrue(r.err.contains("event-log budget 64m (--memory-budget)"), r.err);
         assertFalse(r.err.matches("(?s).*limit \\S+ \\(--memory-budget\\).*"),
                 "the machine's limit is not the budget's: " + r.err);
@@ -39,10 +40,24 @@ class MemoryPlanMainTest {
         // the JVM refuses two collectors ("Multiple garbage collectors selected"): the operator's choice wins
         Result r = run("64m", "-Xlog:gc -XX:+UseZGC");
         assertEquals(0, r.exit, r.err);
-        assertTrue(r.out.trim().matches("-Xmx\\d+m -XX:MaxDirectMemorySize=\\d+m"), r.out);
+        assertTrue(r.out.trim().matches(unsafe() + "-Xmx\\d+m -XX:MaxDirectMemorySize=\\d+m"), r.out);
         assertEquals("-XX:+UseG1GC", MemoryPlan.collectorFlag("-Xms1g -XX:+AlwaysPreTouch"));
         assertEquals("", MemoryPlan.collectorFlag("-XX:+UseShenandoahGC -Xms1g"));
         assertEquals("-XX:+UseG1GC", MemoryPlan.collectorFlag("-XX:+UseGCOverheadLimit"), "not a collector");
+    }
+
+    @Test
+    void unsafeIsAllowedExactlyWhereTheJdkWouldKeepNettyOffIt() {
+        assertEquals("", MemoryPlan.unsafeFlag(21), "JDK 21 has no such option: it would refuse to start");
+        assertEquals("", MemoryPlan.unsafeFlag(23));
+        assertEquals("--sun-misc-unsafe-memory-access=allow", MemoryPlan.unsafeFlag(24));
+        assertEquals("--sun-misc-unsafe-memory-access=allow", MemoryPlan.unsafeFlag(25));
+    }
+
+    /** What the plan prints between the collector and the sizing on the JDK running the tests (its own flag + space). */
+    private static String unsafe() {
+        String f = MemoryPlan.unsafeFlag(Runtime.version().feature());
+        return f.isEmpty() ? "" : f + " ";
     }
 
     private record Result(int exit, String out, String err) {}
