@@ -63,7 +63,7 @@ unshare -m -- env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME="$WORK" WORK="$WORK
     || { echo "test-dist: FAIL: JVM not sized: $cmdline"; exit 1; }
   # the plan step names the collector and, on a JDK 24+ runtime, allows Netty its Unsafe (else it allocates per copy)
   [[ "$cmdline" == *-XX:+UseG1GC* ]] || { echo "test-dist: FAIL: no collector from the plan step: $cmdline"; exit 1; }
-  feature="$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$HOME_DIR/runtime/release")"
+  feature="$(grep -o "^JAVA_VERSION=.[0-9]*" "$HOME_DIR/runtime/release" | grep -o "[0-9]*$")"
   [[ "${feature:-0}" -lt 24 || "$cmdline" == *--sun-misc-unsafe-memory-access=allow* ]] \
     || { echo "test-dist: FAIL: JDK $feature runtime without the Unsafe allowance: $cmdline"; exit 1; }
   grep -q "memory plan: .*event-log budget 64m (--memory-budget)" "$WORK/server.err" \
