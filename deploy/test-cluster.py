@@ -12,6 +12,11 @@ TEXT_MESSAGE_START, deltas, TEXT_MESSAGE_END, RUN_FINISHED, streamed by one publ
 per run), two subscribers per run through the balancer, every subscriber cut once mid-run and
 resumed with Last-Event-ID (round-robin sends the resume to another node):
   1. round-robin: every run delivered whole to every subscriber;
+  1b. stick table pair (--only sticky): two HAProxy instances on deploy/haproxy/haproxy-sticky.cfg (-L lb1, -L lb2, the table
+     shared through its peers section): runs published through lb1, read through lb2 and resumed through lb1:
+     0 lost; no request relayed by a node and the same table entries on both (runtime API `show table`), each
+     naming the run's node; then a node drained (runtime API `state drain` on both, and SIGTERM): no new run
+     lands on it, its runs stream to the end, their readers resuming through both balancers;
   2. a fourth node joins under load, behind each balancer: 0 events lost or duplicated; once every
      node reports 4 ready members (/metrics), each new run is held by its rendezvous owner among
      the 4 (computed here too), so the new node gets its fair share;
@@ -615,6 +620,7 @@ def sticky_pair(cl: Cluster, work: str, rep: Report, balancers: list):
     2. The node holding the most of a wave of streaming runs is drained: `state drain` on both balancers
        (runtime API) and SIGTERM (the node's own drain, which its peers see): every new run lands elsewhere,
        its own runs keep streaming to the end, their subscribers resuming through either balancer."""
+    started = time.time()
     nodes = [0, 1, 2]
     lbs = [free_port(), free_port()]
     socks = [os.path.join(work, f"lb{n + 1}.sock") for n in range(2)]
@@ -702,6 +708,7 @@ def sticky_pair(cl: Cluster, work: str, rep: Report, balancers: list):
     cl.wait_exit(d, 40)
     cl.start(d)
     cl.await_members(nodes, live=3, ready=3)
+    print(f"  stick table pair: {time.time() - started:.0f}s, balancers started and stopped, node{d + 1} back", flush=True)
 
 
 def main():
