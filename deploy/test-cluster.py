@@ -333,7 +333,7 @@ class Subscriber(threading.Thread):
     def __init__(self, lb_port: int, run_id: str, events: list, cut_after: int, resume_lb_port=None):
         super().__init__(daemon=True)
         self.lb_port, self.run_id, self.events, self.cut_after = lb_port, run_id, events, cut_after
-        self.resume_lb_port = resume_lb_port or lb_port   # every other connection goes there (the cut's resume)
+        self.resume_lb_port = resume_lb_port or lb_port   # the first resume (the cut's) goes there, then every other
         self.resumes_via = []       # the balancer port of each resume
         self.last = 0
         self.errors = []
@@ -353,8 +353,9 @@ class Subscriber(threading.Thread):
         while time.time() < deadline:
             self.connects += 1
             headers = {}
-            port = self.lb_port if self.connects % 2 else self.resume_lb_port
+            port = self.lb_port
             if self.last > 0:
+                port = self.resume_lb_port if self.resumes % 2 == 0 else self.lb_port   # 1st resume: the other
                 headers["Last-Event-ID"] = str(self.last)
                 self.resumes += 1
                 self.resumes_via.append(port)
