@@ -62,7 +62,9 @@ class BenchSmokeTest {
     assertEquals(0, r.get("reordered").asLong());
     assertEquals(0, r.get("subscribe_errors").asLong());
     assertEquals(0, r.get("publish_errors").asLong());
-    assertTrue(r.get("p99_ms").asDouble() > 0);
+    // no live event in the window means the generator stalled (an overloaded machine): say so, not an NPE
+    assertTrue(r.hasNonNull("p99_ms") && r.get("p99_ms").asDouble() > 0, () -> "no live-event latency in the"
+        + " window; the generator's longest tick gap was " + r.get("loadgen_tick_gap_max_ms") + " ms");
     assertTrue(r.get("cpu_us_per_event").asDouble() > 0);
     assertTrue(r.has("resume_p50_ms"), "time to resume measured");
     assertTrue(r.has("resume_p999_ms"), "resume p99.9 measured");
