@@ -130,20 +130,18 @@ public final class SegmentCopies {
 
     /** Frees the copies of {@code log} (being released); slices still in sockets keep their bytes until written. */
     void dropAll(RunLog log) {
-        for (int i = entries.size() - 1; i >= 0; i--) {
-            Entry e = entries.get(i);
-            if (e.log() == log) {
-                removeAt(i);
-                free(e);
-            }
-        }
+        drop(log, false);
     }
 
     /** Frees the copies of {@code log} no reader holds a slice of, lingering or not (the log sealed or moved on). */
     void dropIdle(RunLog log) {
+        drop(log, true);
+    }
+
+    private void drop(RunLog log, boolean idleOnly) {
         for (int i = entries.size() - 1; i >= 0; i--) {
             Entry e = entries.get(i);
-            if (e.log() == log && e.copy().refCnt() == 1) {
+            if (e.log() == log && (!idleOnly || e.copy().refCnt() == 1)) {
                 removeAt(i);
                 free(e);
             }
