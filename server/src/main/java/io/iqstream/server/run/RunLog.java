@@ -30,7 +30,9 @@ import java.util.Arrays;
  *       frames it covers — a reconnecting browser gets its backlog in a few large writes.</li>
  *   <li>A packed segment is read through one shared unpacked copy ({@link SegmentCopies}), charged to the budget
  *       while it exists and released once no reader holds a slice of it; when the budget cannot take the copy,
- *       {@link #readFrom} returns null and the reader waits (or is refused).</li>
+ *       {@link #readFrom} returns null and the reader waits (or is refused). On a live run the segment packed
+ *       last keeps its plain bytes as its copy for a short while ({@link SegmentCopies#LINGER_NANOS}), so a
+ *       browser reconnecting into it is answered without an unpack; sealing drops it.</li>
  *   <li>Ids are {@code long} at the API: any id, however large or negative, is answered without arithmetic
  *       overflow (out of range: nothing to read).</li>
  *   <li>{@link #seal()} (on the terminal event) copies the frames into one exact-size buffer so an ended run held
@@ -258,7 +260,7 @@ public final class RunLog {
 
     private long newSegment(int capacity) {
         if (segmentCount > 0) {
-            pack(segmentCount - 1);
+            pack(segmentCount - 1, true);
         }
         if (segmentCount == segments.length) {
             int n = segmentCount * 2;
@@ -277,8 +279,12 @@ public final class RunLog {
         return seg.capacity();
     }
 
-    /** Packs segment {@code k} when a codec is set and packing saves memory. */
-    private void pack(int k) {
+    /**
+     * Packs segment {@code k} when a codec is set and packing saves memory; with {@code linger} (a live run's
+     * newest full segment), its plain bytes stay on as the segment's lingering shared copy when the copies take
+     * them ({@link SegmentCopies#adopt}), replacing the previous one.
+     */
+    private void pack(int k, boolean linger) {
         ByteBuf plain = segments[k];
         if (codec == null || packedLength[k] != 0 || plain.writerIndex() == 0) {
             return;
@@ -291,9 +297,22 @@ public final class RunLog {
         }
         freedBytes += plain.capacity() - packed.capacity();
         capacityBytes -= plain.capacity() - packed.capacity();
-        plain.release();
         segments[k] = packed;
         packedLength[k] = length;
+        if (linger && copies != null) {
+            if (copiesHeld > 0) {
+                copies.dropIdle(this);
+            }
+            if (copies.adopt(this, k, plain)) {
+                if (unpacked == null) {
+                    unpacked = new ByteBuf[segments.length];
+                }
+                unpacked[k] = plain;
+                copiesHeld++;
+                return;
+            }
+        }
+        plain.release();
     }
 
     /** Bytes given back by packing since the last call. */
@@ -315,8 +334,11 @@ public final class RunLog {
         long before = heldBytes();
         if (codec != null) {
             if (segmentCount > 0) {
-                pack(segmentCount - 1);
+                pack(segmentCount - 1, false);
                 freedBytes = 0;
+            }
+            if (copiesHeld > 0) {
+                copies.dropIdle(this); // an ended run at rest holds its packed bytes only
             }
             return heldBytes() - before;
         }

@@ -63,10 +63,16 @@ public final class RunRegistry {
 
     /** Frees unpacked copies no reader holds and forgets expired tombstones. */
     private void sweep() {
+        long now = System.nanoTime();
         if (copies != null) {
-            copies.sweep();
+            copies.sweep(now);
         }
-        tombstones.purge(System.nanoTime(), 1024);
+        tombstones.purge(now, 1024);
+    }
+
+    /** Memory is short: frees every idle unpacked copy, lingering ones too. True when that gave bytes back. */
+    private boolean freeIdleCopies() {
+        return copies != null && copies.sweep() > 0;
     }
 
     /** The shared unpacked copies of this worker's packed segments (null when the log is not packed). */
@@ -111,6 +117,9 @@ public final class RunRegistry {
     /** Creates a run if the budget admits one; null when it does not (503). */
     public Run create(String runId) {
         long reserved = budget.tryAdmitRun();
+        if (reserved < 0 && freeIdleCopies()) {
+            reserved = budget.tryAdmitRun();
+        }
         if (reserved < 0) {
             return null;
         }
@@ -168,7 +177,7 @@ public final class RunRegistry {
         long heldAfter = log.heldBytesAfterAppend(frameLength);
         long more = heldAfter - run.chargedBytes();
         if (more > 0) {
-            if (!budget.charge(more, heldAfter)) {
+            if (!budget.charge(more, heldAfter) && !(freeIdleCopies() && budget.charge(more, heldAfter))) {
                 return AppendOutcome.OVER_BUDGET;
             }
             run.chargedBytes(heldAfter);

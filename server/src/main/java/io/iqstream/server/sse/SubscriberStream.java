@@ -33,7 +33,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * One subscriber's SSE stream: a cursor into its run's log. It writes shared slices of the log's frames (never a
  * copy) while the socket is writable, pauses when it is not and goes on when it drains; it holds no queue of its
- * own. It flushes once per loop turn ({@link #flush()} from the publisher's read-complete). On HTTP/1.1 the slices
+ * own. It flushes once per loop turn ({@link #flush()} from the publisher's read-complete); a resume flushes its
+ * first segment's frames before it reads the rest of its backlog (each older segment may cost an unpack). On
+ * HTTP/1.1 the slices
  * go out as chunks framed by {@link ChunkFramer} below the HTTP encoder, so a write allocates nothing
  * ({@code RelayAllocationTest}); the response head, the retry line and the end still go through the encoder.
  *
@@ -158,15 +160,15 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         }
         // resumeAfter < last <= Integer.MAX_VALUE here, so the next id fits an int
         nextId = (int) (resumeAfter + 1);
+        ByteBuf first = null;
         if (nextId <= last) {
             // a packed segment is read through a shared unpacked copy the budget must take: ask before answering
-            ByteBuf probe = r.log().readFrom(nextId);
-            if (probe == null) {
+            first = r.log().readFrom(nextId);
+            if (first == null) {
                 refuse(Refusal.OVER_BUDGET, HttpResponseStatus.SERVICE_UNAVAILABLE,
                         "the memory budget cannot unpack this run's history now; retry");
                 return;
             }
-            probe.release();
         }
         run = r;
         HttpResponse response = new DefaultHttpResponse(http10 ? HttpVersion.HTTP_1_0 : HttpVersion.HTTP_1_1,
@@ -194,6 +196,11 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         metrics.subscribersActive.increment();
         metrics.subscribersTotal.increment();
         run.addReader(this);
+        if (first != null) {
+            // the first replayed frames go out now: the rest of a long replay (more unpacks) follows behind them
+            writeFrames(first, (int) r.log().lastIdInSegmentOf(nextId));
+            ctx.flush();
+        }
         pump();
         if (!done) {
             ctx.flush();
@@ -220,16 +227,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
                 break;
             }
             memoryWaitSinceNanos = 0;
-            int upTo = (int) log.lastIdInSegmentOf(nextId);
-            metrics.framesOut.add(upTo - nextId + 1);
-            metrics.bytesOut.add(slice.readableBytes());
-            if (codec != null) {
-                ChunkFramer.of().write(codec, slice);
-            } else {
-                ctx.write(new DefaultHttpContent(slice), ctx.voidPromise());
-            }
-            pendingFlush = true;
-            nextId = upTo + 1;
+            writeFrames(slice, (int) log.lastIdInSegmentOf(nextId));
         }
         if (pendingFlush) {
             lastWriteNanos = System.nanoTime();
@@ -240,6 +238,19 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         if (run.isEnded() && nextId > last) {
             finish();
         }
+    }
+
+    /** Writes {@code slice}, the frames of events {@code nextId} to {@code upTo}, and moves past them. */
+    private void writeFrames(ByteBuf slice, int upTo) {
+        metrics.framesOut.add(upTo - nextId + 1);
+        metrics.bytesOut.add(slice.readableBytes());
+        if (codec != null) {
+            ChunkFramer.of().write(codec, slice);
+        } else {
+            ctx.write(new DefaultHttpContent(slice), ctx.voidPromise());
+        }
+        pendingFlush = true;
+        nextId = upTo + 1;
     }
 
     private void finish() {

@@ -13,6 +13,7 @@ import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 class RunLogTest {
@@ -201,6 +202,81 @@ class RunLogTest {
         log.release();
         assertEquals(0, copies.size(), "a released log gives its copies back");
         assertEquals(0, budget.committedBytes());
+        codec.close();
+    }
+
+    private static String token(int i) {
+        return "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m1\",\"delta\":\"" + "w".repeat(i % 40) + "\"}";
+    }
+
+    @Test
+    void aLiveRunKeepsItsNewestPackedSegmentUnpackedForAShortWhile() {
+        MemoryBudget budget = new MemoryBudget(1 << 20);
+        AtomicLong now = new AtomicLong(-5_000_000_000L); // nanoTime may be negative
+        SegmentCopies copies = new SegmentCopies(budget, now::get);
+        SegmentCodec codec = new SegmentCodec(PooledByteBufAllocator.DEFAULT);
+        RunLog packed = new RunLog(PooledByteBufAllocator.DEFAULT, codec, copies);
+        RunLog plain = new RunLog(PooledByteBufAllocator.DEFAULT);
+        int i = 0;
+        do { // until two segments are packed and a third is the tail
+            append(packed, token(++i));
+            append(plain, token(i));
+        } while (packed.lastIdInSegmentOf(packed.lastIdInSegmentOf(1) + 1) >= packed.size());
+        long newestPackedFirst = packed.lastIdInSegmentOf(1) + 1; // the second segment: packed, the newest packed
+        assertTrue(packed.lastIdInSegmentOf(newestPackedFirst) < packed.size(), "a tail segment follows it");
+        assertEquals(1, copies.size(), "only the newest packed segment lingers, the one before was replaced");
+        assertEquals(1, packed.unpackedCopies());
+        assertEquals(copies.heldBytes(), budget.committedBytes(), "the lingering copy is charged");
+        for (long from = 1; from <= packed.size(); from++) {
+            assertEquals(read(plain, from), read(packed, from), "a resume after " + (from - 1) + " as from plain");
+        }
+        assertEquals(2, copies.size(), "a resume into the older packed segment made its own copy");
+        copies.sweep(now.get());
+        assertEquals(1, copies.size(), "the periodic sweep frees that one once idle, not the lingering one");
+        copies.sweep(now.get() + SegmentCopies.LINGER_NANOS - 1);
+        assertEquals(1, copies.size(), "idle but within its linger: kept");
+        ByteBuf resumed = packed.readFrom(newestPackedFirst + 3);
+        assertEquals(1, copies.size(), "read from the lingering copy: no unpack");
+        now.addAndGet(SegmentCopies.LINGER_NANOS);
+        assertEquals(0, copies.sweep(now.get()), "past its linger but read: kept");
+        resumed.release();
+        assertTrue(copies.sweep(now.get()) > 0, "past its linger and idle: freed");
+        assertEquals(0, copies.size());
+        assertEquals(0, budget.committedBytes(), "its bytes given back");
+        assertEquals(read(plain, newestPackedFirst), read(packed, newestPackedFirst), "unpacked again on demand");
+        packed.release();
+        plain.release();
+        copies.sweep();
+        assertEquals(0, budget.committedBytes());
+        codec.close();
+    }
+
+    @Test
+    void sealingDropsTheLingeringCopyAndAFullBudgetTakesNone() {
+        MemoryBudget budget = new MemoryBudget(1 << 20);
+        SegmentCopies copies = new SegmentCopies(budget);
+        SegmentCodec codec = new SegmentCodec(PooledByteBufAllocator.DEFAULT);
+        RunLog log = new RunLog(PooledByteBufAllocator.DEFAULT, codec, copies);
+        for (int i = 1; i <= 300; i++) {
+            append(log, token(i));
+        }
+        assertEquals(1, copies.size(), "a live run's newest packed segment lingers");
+        log.seal();
+        assertEquals(0, copies.size(), "an ended run at rest holds its packed bytes only");
+        assertEquals(0, log.unpackedCopies());
+        assertEquals(0, budget.committedBytes());
+        log.release();
+
+        MemoryBudget halfFull = new MemoryBudget(1 << 20);
+        assertTrue(halfFull.tryChargeWithinBudget(1 << 19));
+        SegmentCopies tight = new SegmentCopies(halfFull);
+        RunLog live = new RunLog(PooledByteBufAllocator.DEFAULT, codec, tight);
+        for (int i = 1; i <= 300; i++) {
+            append(live, token(i));
+        }
+        assertEquals(0, tight.size(), "a budget half used keeps no lingering copy");
+        assertEquals(1L << 19, halfFull.committedBytes());
+        live.release();
         codec.close();
     }
 }

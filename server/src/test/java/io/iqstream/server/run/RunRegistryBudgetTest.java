@@ -83,4 +83,32 @@ class RunRegistryBudgetTest {
         registry.dropAll();
         assertEquals(0, budget.committedBytes());
     }
+
+    @Test
+    void lingeringCopiesGiveWayToANewRun() {
+        ServerConfig config = ConfigParser.parse(new String[] {"--tombstone", "1m"}, Map.of());
+        EventLoop loop = new EmbeddedChannel().eventLoop();
+        MemoryBudget budget = new MemoryBudget(4L << 20);
+        RunRegistry registry = new RunRegistry(loop, config, budget, new Metrics(), UNTRACKED);
+        ByteBuf token = Unpooled.unreleasableBuffer(Unpooled.copiedBuffer(
+                "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"some words\"}",
+                StandardCharsets.UTF_8));
+        for (int r = 0; r < 4; r++) {
+            Run run = registry.create("live-" + r);
+            for (int i = 0; i < 400; i++) { // a few segments: the newest packed one lingers
+                assertEquals(AppendOutcome.APPENDED, registry.append(run, token.duplicate(), false));
+            }
+        }
+        assertEquals(4, registry.copies().size(), "one lingering copy per live run");
+        long lingering = registry.copies().heldBytes();
+        assertTrue(lingering >= 4 * RunLog.SEGMENT_BYTES, "charged: " + lingering);
+        // fill the budget so that a new run fits only once the lingering copies are gone
+        long room = budget.budgetBytes() - budget.committedBytes() - budget.expectedRunBytes();
+        assertTrue(budget.tryChargeWithinBudget(room + lingering / 2));
+        assertTrue(registry.create("new") != null, "the lingering copies were freed for the new run");
+        assertEquals(0, registry.copies().size());
+        budget.release(room + lingering / 2);
+        registry.dropAll();
+        assertEquals(0, budget.committedBytes(), "every byte given back");
+    }
 }
