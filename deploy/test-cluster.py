@@ -728,10 +728,15 @@ def main():
     started = time.time()
 
     def stop_balancers():
+        # SIGTERM first: nginx's master then stops its worker (a SIGKILLed master leaves the worker orphaned)
         for b in balancers:
             if b.poll() is None:
-                b.kill()
-                b.wait(10)
+                b.terminate()
+                try:
+                    b.wait(5)
+                except subprocess.TimeoutExpired:
+                    b.kill()
+                    b.wait(10)
     timer = threading.Timer(DEADLINE_S, lambda: (print(f"FAIL: over {DEADLINE_S}s", flush=True),
                                                  cl.stop_all(), stop_balancers(), os._exit(1)))
     timer.daemon = True
