@@ -17,12 +17,8 @@ if ! command -v haproxy >/dev/null; then
   { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q haproxy; } >/tmp/iqstream-cluster-apt.log 2>&1 \
     || { echo "FAIL: apt-get install haproxy failed (/tmp/iqstream-cluster-apt.log)" >&2; exit 1; }
 fi
-JAVA=""
-for cand in "${JAVA_HOME:-}/bin/java" /usr/lib/jvm/temurin-25-jdk-amd64/bin/java /usr/lib/jvm/temurin-21-jdk-amd64/bin/java "$(command -v java)"; do
-  [ -x "$cand" ] || continue
-  major=$("$cand" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
-  if [ "${major:-0}" -ge 21 ] 2>/dev/null; then JAVA=$cand; break; fi
-done
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/find-java.sh"
+JAVA="$(find_java)"
 [ -n "$JAVA" ] || { echo "FAIL: no Java >= 21 found (set JAVA_HOME)" >&2; exit 1; }
 [ -f "$JAR" ] || { echo "FAIL: server jar not found: $JAR (build it or set IQSTREAM_JAR)" >&2; exit 1; }
 keep=()

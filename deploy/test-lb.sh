@@ -88,12 +88,8 @@ for tool in curl python3 haproxy nginx; do
   command -v "$tool" >/dev/null || fail "$tool not found"
 done
 
-JAVA=""
-for cand in "${JAVA_HOME:-}/bin/java" /usr/lib/jvm/temurin-25-jdk-amd64/bin/java /usr/lib/jvm/temurin-21-jdk-amd64/bin/java "$(command -v java)"; do
-  [ -x "$cand" ] || continue
-  major=$("$cand" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
-  if [ "${major:-0}" -ge 21 ] 2>/dev/null; then JAVA=$cand; break; fi
-done
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/find-java.sh"
+JAVA="$(find_java)"
 [ -n "$JAVA" ] || fail "no Java >= 21 found (set JAVA_HOME)"
 [ -f "$JAR" ] || fail "server jar not found: $JAR (build it or set IQSTREAM_JAR)"
 say "jar: $JAR"
