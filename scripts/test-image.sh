@@ -116,6 +116,7 @@ for _ in $(seq 1 600); do
 done
 logs="$("${D[@]}" logs "$CID" 2>&1)"
 [[ "$logs" == *"listening on"* ]] || fail "not listening after 60 s"
+[[ "$logs" =~ warmed\ up\ in\ [0-9]+\ ms:\ [0-9]+\ requests ]] || fail "no completed warm-up: $(grep -i warm <<<"$logs")"
 pid="$("${D[@]}" inspect -f '{{.State.Pid}}' "$CID")"
 plan="$(grep -o "memory plan:.*" <<<"$logs")"
 [[ "$plan" == "memory plan: limit 256m (cgroup "* ]] || fail "not sized from the 256m limit: $plan"

@@ -72,6 +72,9 @@ final class ServerProcess implements AutoCloseable {
     String java = ProcessHandle.current().info().command().orElse("java");
     List<String> command = new ArrayList<>(List.of(java, "-Dio.netty.leakDetection.level=paranoid", "-jar", jar.toString(), "serve",
         "--host", "127.0.0.1", "--port", "0", "--jwt-secret", secret));
+    if (!List.of(flags).contains("--warmup")) {
+      command.addAll(List.of("--warmup", "0")); // the client's tests do not need the server's JIT warm-up
+    }
     command.addAll(List.of(flags));
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
     CompletableFuture<Integer> port = new CompletableFuture<>();

@@ -14,6 +14,8 @@ import io.iqstream.server.http.IqStreamInitializer;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.metrics.RefusalSummary;
 import io.iqstream.server.run.RunRegistry;
+import io.iqstream.server.warmup.Warmup;
+import io.iqstream.server.warmup.WarmupReport;
 import io.iqstream.server.worker.Transport;
 import io.iqstream.server.worker.Worker;
 import io.iqstream.server.worker.Workers;
@@ -21,6 +23,7 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
@@ -34,6 +37,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,10 +63,12 @@ public final class IqStreamServer implements AutoCloseable {
     private final Channel adminListener;
     private final ConnectionSlots connections;
     private final Transport transport;
+    private final WarmupReport warmup;
     private volatile boolean closed;
 
     private IqStreamServer(ServerContext context, EventLoopGroup acceptor, EventLoopGroup workerGroup,
-            Channel listener, Channel adminListener, ConnectionSlots connections, Transport transport) {
+            Channel listener, Channel adminListener, ConnectionSlots connections, Transport transport,
+            WarmupReport warmup) {
         this.context = context;
         this.acceptor = acceptor;
         this.workerGroup = workerGroup;
@@ -70,6 +76,7 @@ public final class IqStreamServer implements AutoCloseable {
         this.adminListener = adminListener;
         this.connections = connections;
         this.transport = transport;
+        this.warmup = warmup;
     }
 
     /** Builds every part from {@code config}, binds, and returns the running server. */
@@ -91,23 +98,29 @@ public final class IqStreamServer implements AutoCloseable {
             EventLoop loop = (EventLoop) e;
             workers.add(new Worker(i++, loop, new RunRegistry(loop, config, budget, metrics, allocator)));
         }
+        Function<ChannelHandler, ServerBootstrap> mainPort = initializer -> mainPort(workerGroup, transport, allocator,
+                initializer);
+        if (config.warmupRequests() > 0) {
+            LOG.info("warming up: {} requests to itself before the ports open (a few seconds; --warmup 0 skips it)",
+                    config.warmupRequests());
+        }
+        WarmupReport warmup;
+        try {
+            warmup = Warmup.run(config, workerGroup, allocator, mainPort);
+        } catch (InterruptedException e) {
+            acceptor.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            workerGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            authorizer.close();
+            throw e;
+        }
+        logWarmup(warmup);
         ServerContext context = new ServerContext(config, new Workers(workers), authorizer, metrics, budget);
         context.cluster(Cluster.start(config, transport.name(), context.replies(), metrics));
         int maxConnections = config.maxConnections() > 0 ? config.maxConnections()
                 : ConnectionSlots.defaultMax(config.workers() + 1, AdminInitializer.MAX_CONNECTIONS);
         ConnectionSlots connections = new ConnectionSlots(maxConnections, metrics.connectionsOpen,
                 metrics.connectionsRefusedMax);
-        // the main port accepts on a worker loop: a new connection is registered where it was accepted when that
-        // loop is the next in turn (always, with one worker), without a hop to another thread (see ARCHITECTURE.md)
-        ServerBootstrap bootstrap = new ServerBootstrap()
-                .group(workerGroup, workerGroup)
-                .channel(transport.serverChannelClass())
-                .option(ChannelOption.SO_BACKLOG, 4096)
-                .option(ChannelOption.SO_REUSEADDR, true)
-                .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.ALLOCATOR, allocator)
-                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
-                .childHandler(new IqStreamInitializer(context, connections));
+        ServerBootstrap bootstrap = mainPort.apply(new IqStreamInitializer(context, connections));
         Channel listener = null;
         Channel adminListener = null;
         Flag binding = Flag.PORT;
@@ -140,7 +153,7 @@ public final class IqStreamServer implements AutoCloseable {
                     binding == Flag.PORT ? config.port() : config.adminPort(), binding);
         }
         IqStreamServer server = new IqStreamServer(context, acceptor, workerGroup, listener, adminListener,
-                connections, transport);
+                connections, transport, warmup);
         try {
             authorizer.awaitKeys(); // a JWKS URL: bound, /readyz 503, until its first usable set
         } catch (IllegalArgumentException | InterruptedException e) {
@@ -160,6 +173,37 @@ public final class IqStreamServer implements AutoCloseable {
         return server;
     }
 
+    /**
+     * The main port's listener: it accepts on a worker loop, so a new connection is registered where it was
+     * accepted when that loop is the next in turn (always, with one worker), without a hop to another thread (see
+     * ARCHITECTURE.md). The warm-up's private listener is made here too, so it exercises the same options.
+     */
+    private static ServerBootstrap mainPort(EventLoopGroup workerGroup, Transport transport,
+            ByteBufAllocator allocator, ChannelHandler initializer) {
+        return new ServerBootstrap()
+                .group(workerGroup, workerGroup)
+                .channel(transport.serverChannelClass())
+                .option(ChannelOption.SO_BACKLOG, 4096)
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.ALLOCATOR, allocator)
+                .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
+                .childHandler(initializer);
+    }
+
+    private static void logWarmup(WarmupReport r) {
+        if (r == WarmupReport.OFF) {
+            return;
+        }
+        if (r.completed()) {
+            LOG.info("warmed up in {} ms: {} requests to itself on a private port ({} runs published and read, {} "
+                    + "resumes); --warmup 0 skips this", r.elapsedMs(), r.requests(), r.runs(), r.resumes());
+        } else {
+            LOG.warn("warm-up stopped after {} requests in {} ms: {}; starting anyway", r.requests(), r.elapsedMs(),
+                    r.failure());
+        }
+    }
+
     public int port() {
         return ((InetSocketAddress) listener.localAddress()).getPort();
     }
@@ -173,6 +217,11 @@ public final class IqStreamServer implements AutoCloseable {
     /** The main port's connection cap ({@code --max-connections} or its default). */
     public int maxConnections() {
         return connections.max();
+    }
+
+    /** What the start-up's JIT warm-up did ({@link WarmupReport#OFF} with {@code --warmup 0}). */
+    public WarmupReport warmup() {
+        return warmup;
     }
 
     public String transportName() {

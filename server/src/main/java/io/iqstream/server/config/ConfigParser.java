@@ -181,7 +181,7 @@ public final class ConfigParser {
                 demo.equals("true"), level, positiveMs(v, Flag.HEADER_TIMEOUT, 100),
                 positiveMs(v, Flag.IDLE_TIMEOUT, 100), maxConnections, adminPort, noExp.equals("true"),
                 jwksUrl, jwksTimeout, refreshMin, refreshMax, jwksMaxAge, jwksCa, List.copyOf(peers), advertise,
-                clusterSecret);
+                clusterSecret, (int) intIn(v, Flag.WARMUP, 0, 1_000_000));
     }
 
     /** {@code host:port} with a port from 1 to 65535, returned as given; anything else names the flag. */

@@ -49,7 +49,8 @@ public record ServerConfig(
         Path jwksCa,
         List<String> peers,
         String advertise,
-        String clusterSecret) {
+        String clusterSecret,
+        int warmupRequests) {
 
     /** Largest {@code --max-event-bytes}: an event is held and framed in one buffer. */
     public static final long MAX_EVENT_BYTES_LIMIT = 64L << 20;
@@ -75,7 +76,7 @@ public record ServerConfig(
                 memoryBudgetBytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
-                peers, advertise, clusterSecret);
+                peers, advertise, clusterSecret, warmupRequests);
     }
 
     /** A copy with the given memory budget (resolved from the container when the flag is absent). */
@@ -85,6 +86,6 @@ public record ServerConfig(
                 bytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
-                peers, advertise, clusterSecret);
+                peers, advertise, clusterSecret, warmupRequests);
     }
 }

@@ -28,6 +28,7 @@ class ConfigParserTest {
         assertTrue(c.authEnabled());
         assertTrue(c.devMode());
         assertEquals(List.of(), c.corsOrigins());
+        assertEquals(6_000, c.warmupRequests());
     }
 
     @Test
@@ -65,6 +66,9 @@ class ConfigParserTest {
         assertThrows(ConfigException.class,
                 () -> ConfigParser.parse(new String[] {"--max-event-bytes", "2m", "--max-run-bytes", "1m"}, Map.of()));
         assertThrows(ConfigException.class, () -> ConfigParser.parse(new String[] {"--port"}, Map.of()));
+        e = assertThrows(ConfigException.class, () -> ConfigParser.parse(new String[] {"--warmup", "-1"}, Map.of()));
+        assertTrue(e.getMessage().contains("--warmup"), e.getMessage());
+        assertEquals(0, ConfigParser.parse(new String[0], Map.of("IQSTREAM_WARMUP", "0")).warmupRequests());
     }
 
     @Test

@@ -67,6 +67,7 @@ final class HostileServer implements AutoCloseable {
         addDefault(args, "--jwt-secret", TestServer.SECRET);
         addDefault(args, "--memory-budget", BUDGET);
         addDefault(args, "--drain-timeout", "1s");
+        addDefault(args, "--warmup", "0"); // tests of behaviour, not of the start-up's JIT warm-up
         if (withAdmin) {
             args.add("--admin-port");
             args.add(String.valueOf(admin));

@@ -1,0 +1,214 @@
+package io.iqstream.server.warmup;
+
+import io.iqstream.server.auth.TokenMinter;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * The warm-up's client: plain blocking sockets on the starting thread, doing what the server's clients do, run
+ * after run, until its request count or its deadline: a publisher streams a run as a chunked NDJSON POST, a reader
+ * follows it live, {@link #RESUMES_PER_RUN} readers reconnect with {@code Last-Event-ID} and read their first
+ * replayed event, the run ends, and one more reader reads the ended run whole. Every answer is checked (status,
+ * the first replayed id, the end of each stream): a wrong one stops the warm-up with a {@link WarmupFailure}.
+ */
+final class WarmupTraffic {
+    static final int RESUMES_PER_RUN = 100;
+    private static final int READ_TIMEOUT_MS = 5_000;
+    private static final byte[] END_OF_CHUNKS = "\r\n0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+
+    private final InetSocketAddress server;
+    private final TokenMinter minter;
+    private final String publisherToken;
+    private final int requestLimit;
+    private final long deadlineNs;
+    private final SplittableRandom random = new SplittableRandom(42);
+    private int requests;
+    private int runs;
+    private int resumes;
+
+    WarmupTraffic(InetSocketAddress server, TokenMinter minter, String publisherToken, int requestLimit,
+            long deadlineNs) {
+        this.server = server;
+        this.minter = minter;
+        this.publisherToken = publisherToken;
+        this.requestLimit = requestLimit;
+        this.deadlineNs = deadlineNs;
+    }
+
+    /** Runs until the request count or the deadline; throws on the first wrong answer or I/O failure. */
+    void run() throws IOException {
+        while (requests < requestLimit && System.nanoTime() - deadlineNs < 0) {
+            oneRun("warmup-run-" + runs);
+            runs++;
+        }
+    }
+
+    int requests() {
+        return requests;
+    }
+
+    int runs() {
+        return runs;
+    }
+
+    int resumes() {
+        return resumes;
+    }
+
+    private void oneRun(String runId) throws IOException {
+        byte[][] events = WarmupRunScript.events(runId, runs);
+        int last = events.length; // ids are 1-based: the last event's id
+        // a reader's token of its own per run, as a backend mints them: the first use is a JWT check, then cached
+        String readerToken = minter.mint(List.of(), List.of(runId), Duration.ofMinutes(5));
+        try (Socket publisher = open(); Socket live = open()) {
+            OutputStream body = publisher.getOutputStream();
+            write(body, "POST /v1/runs/" + runId + "/events HTTP/1.1\r\nHost: warmup\r\nAuthorization: Bearer "
+                    + publisherToken + "\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n");
+            int half = events.length / 2;
+            for (int i = 0; i < half; i++) {
+                chunk(body, events[i]);
+            }
+            write(live.getOutputStream(), get(runId, readerToken, -1));
+            for (int i = half; i < events.length - 1; i++) {
+                chunk(body, events[i]);
+            }
+            Response liveStream = new Response(live.getInputStream());
+            liveStream.expectStatus(200, "live reader");
+            liveStream.await(("\nid: " + (last - 1) + "\n").getBytes(StandardCharsets.US_ASCII), "live reader");
+            for (int i = 0; i < RESUMES_PER_RUN && requests < requestLimit; i++) {
+                resume(runId, readerToken, random.nextInt(last - 1));
+            }
+            chunk(body, events[events.length - 1]);
+            write(body, "0\r\n\r\n");
+            Response published = new Response(publisher.getInputStream());
+            published.expectStatus(200, "publisher");
+            published.await(("\"lastEventId\":" + last).getBytes(StandardCharsets.US_ASCII), "publisher");
+            liveStream.await(END_OF_CHUNKS, "live reader at the run's end");
+        }
+        requests += 2;
+        try (Socket ended = open()) {
+            write(ended.getOutputStream(), get(runId, readerToken, 0));
+            Response whole = new Response(ended.getInputStream());
+            whole.expectStatus(200, "reader of the ended run");
+            whole.await(("\nid: " + last + "\n").getBytes(StandardCharsets.US_ASCII), "reader of the ended run");
+            whole.await(END_OF_CHUNKS, "reader of the ended run");
+        }
+        requests++;
+    }
+
+    /** One reconnect after {@code lastEventId}: its first replayed event must be the next one. */
+    private void resume(String runId, String token, int lastEventId) throws IOException {
+        try (Socket s = open()) {
+            write(s.getOutputStream(), get(runId, token, lastEventId));
+            Response r = new Response(s.getInputStream());
+            r.expectStatus(200, "resume");
+            long first = r.firstId();
+            if (first != lastEventId + 1) {
+                throw new WarmupFailure("a resume after id " + lastEventId + " of " + runId + " began at id " + first);
+            }
+        }
+        requests++;
+        resumes++;
+    }
+
+    private static String get(String runId, String token, int lastEventId) {
+        return "GET /v1/runs/" + runId + "/events HTTP/1.1\r\nHost: warmup\r\nAccept: text/event-stream\r\n"
+                + "Authorization: Bearer " + token + "\r\n"
+                + (lastEventId >= 0 ? "Last-Event-ID: " + lastEventId + "\r\n" : "") + "\r\n";
+    }
+
+    private Socket open() throws IOException {
+        Socket s = new Socket();
+        s.setTcpNoDelay(true);
+        s.setSoTimeout(READ_TIMEOUT_MS);
+        s.connect(server, READ_TIMEOUT_MS);
+        return s;
+    }
+
+    private static void chunk(OutputStream out, byte[] event) throws IOException {
+        byte[] head = (Integer.toHexString(event.length + 1) + "\r\n").getBytes(StandardCharsets.US_ASCII);
+        byte[] frame = new byte[head.length + event.length + 3];
+        System.arraycopy(head, 0, frame, 0, head.length);
+        System.arraycopy(event, 0, frame, head.length, event.length);
+        frame[frame.length - 3] = '\n';
+        frame[frame.length - 2] = '\r';
+        frame[frame.length - 1] = '\n';
+        out.write(frame);
+    }
+
+    private static void write(OutputStream out, String text) throws IOException {
+        out.write(text.getBytes(StandardCharsets.US_ASCII));
+    }
+
+    /** The bytes of one HTTP response as they arrive, searched as they grow. */
+    private static final class Response {
+        private final InputStream in;
+        private byte[] buf = new byte[16 * 1024];
+        private int length;
+        private int searchedTo;
+
+        Response(InputStream in) {
+            this.in = in;
+        }
+
+        void expectStatus(int status, String who) throws IOException {
+            int end = awaitAt("\r\n".getBytes(StandardCharsets.US_ASCII), 0, who);
+            String line = new String(buf, 0, end, StandardCharsets.US_ASCII);
+            if (!line.startsWith("HTTP/1.1 " + status + " ")) {
+                throw new WarmupFailure(who + " was answered " + line);
+            }
+        }
+
+        /** The id of the first event frame. */
+        long firstId() throws IOException {
+            byte[] marker = "\nid: ".getBytes(StandardCharsets.US_ASCII);
+            int at = awaitAt(marker, 0, "resume") + marker.length;
+            int end = awaitAt(new byte[] {'\n'}, at, "resume");
+            return Long.parseLong(new String(buf, at, end - at, StandardCharsets.US_ASCII));
+        }
+
+        /** Reads until {@code marker} has arrived (after what earlier calls found). */
+        void await(byte[] marker, String who) throws IOException {
+            searchedTo = awaitAt(marker, searchedTo, who) + marker.length;
+        }
+
+        private int awaitAt(byte[] marker, int from, String who) throws IOException {
+            while (true) {
+                int at = indexOf(marker, from);
+                if (at >= 0) {
+                    return at;
+                }
+                if (length == buf.length) {
+                    buf = Arrays.copyOf(buf, buf.length * 2);
+                }
+                int n = in.read(buf, length, buf.length - length);
+                if (n < 0) {
+                    throw new WarmupFailure(who + ": the connection ended before \""
+                            + new String(marker, StandardCharsets.US_ASCII).strip() + "\"");
+                }
+                length += n;
+            }
+        }
+
+        private int indexOf(byte[] marker, int from) {
+            outer:
+            for (int i = from; i <= length - marker.length; i++) {
+                for (int j = 0; j < marker.length; j++) {
+                    if (buf[i + j] != marker[j]) {
+                        continue outer;
+                    }
+                }
+                return i;
+            }
+            return -1;
+        }
+    }
+}

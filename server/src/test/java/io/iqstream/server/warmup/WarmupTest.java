@@ -1,0 +1,70 @@
+package io.iqstream.server.warmup;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.iqstream.server.testing.TestServer;
+import io.iqstream.server.testing.Tokens;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/** The start-up's JIT warm-up: real requests on a private port, every answer checked, nothing left behind. */
+class WarmupTest {
+
+    @Test
+    void warmsUpThroughThePipelineAndChecksEveryAnswer() throws Exception {
+        // 2 workers: runs and connections land on both loops, so the hand-off between them is exercised too
+        try (TestServer server = TestServer.start("--warmup", "450")) {
+            WarmupReport r = server.server().warmup();
+            assertNull(r.failure(), "the warm-up got a wrong answer or failed: " + r.failure());
+            assertTrue(r.requests() >= 450, "requests: " + r.requests());
+            // per run: a publish, a live reader, its resumes, a reader of the ended run
+            assertEquals(r.runs() * 3 + r.resumes(), r.requests(), r.toString());
+            assertTrue(r.runs() >= 4 && r.resumes() >= 400, r.toString());
+        }
+    }
+
+    @Test
+    void leavesNothingOnTheServersOwnCountersOrPort() throws Exception {
+        try (TestServer server = TestServer.start("--warmup", "150")) {
+            assertTrue(server.server().warmup().completed(), server.server().warmup().toString());
+            String metrics = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(server.base()
+                    + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+            assertEquals(0, gauge(metrics, "iqstream_runs_active"));
+            assertEquals(0, gauge(metrics, "iqstream_events_in_total"));
+            assertEquals(0, gauge(metrics, "iqstream_events_out_total"));
+            assertEquals(0, gauge(metrics, "iqstream_resume_seconds_count"));
+            // the warm-up's runs were its own: the server's port does not know them
+            HttpResponse<String> gone = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+                    server.base() + "/v1/runs/warmup-run-0/events?access_token=" + Tokens.subscriber("*")))
+                    .build(), HttpResponse.BodyHandlers.ofString());
+            assertTrue(gone.statusCode() == 404 || gone.statusCode() == 204, gone.statusCode() + " " + gone.body());
+        }
+    }
+
+    @Test
+    void zeroTurnsItOff() {
+        try (TestServer server = TestServer.start("--warmup", "0")) {
+            assertSame(WarmupReport.OFF, server.server().warmup());
+        }
+    }
+
+    private static long gauge(String metrics, String name) {
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "(?:\\{[^}]*})? ([0-9.eE+]+)$").matcher(metrics);
+        long sum = 0;
+        boolean found = false;
+        while (m.find()) {
+            sum += (long) Double.parseDouble(m.group(1));
+            found = true;
+        }
+        assertTrue(found, name + " not in /metrics");
+        return sum;
+    }
+}
