@@ -323,8 +323,7 @@ public final class BenchRunner {
       }
       double warmupS = (t.windowStartNs() - t.startNs()) / 1e9;
       log("  warm-up %.1fs, server CPU µs/event per slice %s%s", warmupS, slices.figures(),
-          settled ? "" : slices.serverSettled() ? " (not settled: the generator's JIT still at work)"
-              : " (not settled)");
+          settled ? "" : slices.why());
       sleepUntil(t.windowStartNs());
       long cpu0 = ProcTree.cpuMicros(pids);
       long gen0 = ProcTree.selfCpuMicros();
@@ -426,16 +425,20 @@ public final class BenchRunner {
     long cpuPrev = ProcTree.cpuMicros(pids);
     long eventsPrev = gen.eventsReceived();
     long jitPrev = ProcTree.selfCpuMicrosByThreadKind().get("jit");
+    long serverJitPrev = ProcTree.jitCpuMicros(pids);
     for (long end = t.startNs() + sliceNs; end <= t.startNs() + warmupMaxNs; end += sliceNs) {
       sleepUntil(end);
       long cpu = ProcTree.cpuMicros(pids);
       long events = gen.eventsReceived();
       long jit = ProcTree.selfCpuMicrosByThreadKind().get("jit");
+      long serverJit = ProcTree.jitCpuMicros(pids);
       slices.add(cpu - cpuPrev, events - eventsPrev,
-          (jit - jitPrev) / 1e3 / (sliceNs / 1e6) / generatorThreads);
+          (jit - jitPrev) / 1e3 / (sliceNs / 1e6) / generatorThreads,
+          cpu > cpuPrev ? (serverJit - serverJitPrev) / (double) (cpu - cpuPrev) : 0);
       cpuPrev = cpu;
       eventsPrev = events;
       jitPrev = jit;
+      serverJitPrev = serverJit;
       if (end - t.startNs() >= warmupMinNs && slices.settled()) {
         break;
       }

@@ -81,7 +81,7 @@ public final class IqStreamServer extends ProcessServer {
         "--jwt-secret", jwtSecret, "--workers", Integer.toString(workers)));
     cmd.addAll(setup.serverArgs());
     process = ServerProcess.start(cmd, placement, null, line -> LISTENING.matcher(line).find());
-    String line = process.awaitReady(30_000);
+    String line = process.awaitReady(60_000);
     Matcher m = LISTENING.matcher(line);
     if (!m.find()) {
       throw new IllegalStateException("no port in: " + line);

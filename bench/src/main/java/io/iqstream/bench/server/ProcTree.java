@@ -147,11 +147,28 @@ public final class ProcTree {
    * /proc/self/task/{@literal *}/stat and comm; a thread that ended meanwhile is left out.
    */
   public static Map<String, Long> selfCpuMicrosByThreadKind() {
+    return cpuMicrosByThreadKind("self");
+  }
+
+  /**
+   * The CPU time of the compiler threads (C1, C2) of the processes {@code pids}, microseconds: 0 for a
+   * process that is not a JVM (or has ended).
+   */
+  public static long jitCpuMicros(List<Long> pids) {
+    long sum = 0;
+    for (long pid : pids) {
+      sum += cpuMicrosByThreadKind(Long.toString(pid)).get("jit");
+    }
+    return sum;
+  }
+
+  /** {@link #selfCpuMicrosByThreadKind()} for the process {@code proc} ("self" or a pid). */
+  private static Map<String, Long> cpuMicrosByThreadKind(String proc) {
     Map<String, Long> out = new java.util.LinkedHashMap<>();
     for (String kind : List.of("event loops", "jit", "gc", "other")) {
       out.put(kind, 0L);
     }
-    Path taskDir = PROC.resolve("self/task");
+    Path taskDir = PROC.resolve(proc).resolve("task");
     try (DirectoryStream<Path> tasks = Files.newDirectoryStream(taskDir)) {
       for (Path task : tasks) {
         // a thread's stat has its process's layout

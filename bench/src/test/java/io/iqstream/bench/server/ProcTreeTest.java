@@ -114,4 +114,16 @@ class ProcTreeTest {
     assertEquals(java.util.List.of("event loops", "jit", "gc", "other"), java.util.List.copyOf(own.keySet()));
     assertTrue(own.values().stream().mapToLong(Long::longValue).sum() > 0, "this JVM has run: " + own);
   }
+
+  @Test
+  void jitTimeIsAJvmsCompilerThreadsAndNoneForOtherProcesses() throws Exception {
+    long self = ProcessHandle.current().pid();
+    assertTrue(ProcTree.jitCpuMicros(java.util.List.of(self)) > 0, "this JVM has compiled code");
+    Process sleep = new ProcessBuilder("sleep", "5").start();
+    try {
+      assertEquals(0, ProcTree.jitCpuMicros(java.util.List.of(sleep.pid())));
+    } finally {
+      sleep.destroyForcibly().waitFor();
+    }
+  }
 }
