@@ -59,8 +59,9 @@ public record BenchOptions(
         --window DUR          measured window (default 60s); DUR takes ms, s or m
         --warmup DUR          shortest warm-up before the window (default 20s; at least one run
                               length); it goes on, in slices of about 5s, until two successive
-                              slices' server CPU per event are within 5% of each other and the
-                              generator's own JIT is quiet
+                              slices' server CPU per event are within 5% of each other, the
+                              generator's own JIT is quiet and a JVM server's compiler threads
+                              took at most 2% of its CPU
         --warmup-max DUR      longest warm-up (default 3 × --warmup); a row whose CPU per event had
                               not settled by then is marked (cpu_unsettled in results.json)
         --drain DUR           time after the window for late events and resumes (default 5s)
