@@ -100,27 +100,16 @@ public final class IqStreamServer implements AutoCloseable {
         }
         Function<ChannelHandler, ServerBootstrap> mainPort = initializer -> mainPort(workerGroup, transport, allocator,
                 initializer);
-        if (config.warmupRequests() > 0) {
-            LOG.info("warming up: {} requests to itself before the ports open (a few seconds; --warmup 0 skips it)",
-                    config.warmupRequests());
-        }
-        WarmupReport warmup;
-        try {
-            warmup = Warmup.run(config, workerGroup, allocator, mainPort);
-        } catch (InterruptedException e) {
-            acceptor.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
-            workerGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
-            authorizer.close();
-            throw e;
-        }
-        logWarmup(warmup);
         ServerContext context = new ServerContext(config, new Workers(workers), authorizer, metrics, budget);
         context.cluster(Cluster.start(config, transport.name(), context.replies(), metrics));
         int maxConnections = config.maxConnections() > 0 ? config.maxConnections()
                 : ConnectionSlots.defaultMax(config.workers() + 1, AdminInitializer.MAX_CONNECTIONS);
         ConnectionSlots connections = new ConnectionSlots(maxConnections, metrics.connectionsOpen,
                 metrics.connectionsRefusedMax);
-        ServerBootstrap bootstrap = mainPort.apply(new IqStreamInitializer(context, connections));
+        // bound at once (a port in use fails the start now), but accepting only after the warm-up: until then a
+        // connection waits in the backlog, and /readyz on the admin port says "warming up"
+        ServerBootstrap bootstrap = mainPort.apply(new IqStreamInitializer(context, connections))
+                .option(ChannelOption.AUTO_READ, config.warmupRequests() == 0);
         Channel listener = null;
         Channel adminListener = null;
         Flag binding = Flag.PORT;
@@ -137,21 +126,28 @@ public final class IqStreamServer implements AutoCloseable {
                         .bind(config.host(), config.adminPort()).sync().channel();
             }
         } catch (Exception e) {
-            if (listener != null) {
-                listener.close();
-            }
-            acceptor.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
-            workerGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
-            authorizer.close();
-            if (context.cluster() != null) {
-                context.cluster().close();
-            }
+            abandon(context, listener, null, acceptor, workerGroup);
             if (e instanceof InterruptedException interrupted) {
                 throw interrupted;
             }
             throw StartupFailure.listen(e, config.host(),
                     binding == Flag.PORT ? config.port() : config.adminPort(), binding);
         }
+        if (config.warmupRequests() > 0) {
+            LOG.info("warming up: {} requests to itself before the port accepts (a few seconds; --warmup 0 skips "
+                    + "it)", config.warmupRequests());
+        }
+        context.warmingUp(true);
+        WarmupReport warmup;
+        try {
+            warmup = Warmup.run(config, workerGroup, allocator, mainPort);
+        } catch (InterruptedException e) {
+            abandon(context, listener, adminListener, acceptor, workerGroup);
+            throw e;
+        }
+        logWarmup(warmup);
+        context.warmingUp(false);
+        listener.config().setAutoRead(true);
         IqStreamServer server = new IqStreamServer(context, acceptor, workerGroup, listener, adminListener,
                 connections, transport, warmup);
         try {
@@ -189,6 +185,23 @@ public final class IqStreamServer implements AutoCloseable {
                 .childOption(ChannelOption.ALLOCATOR, allocator)
                 .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
                 .childHandler(initializer);
+    }
+
+    /** Undoes a start that failed or was interrupted before the server existed (null listeners: not bound). */
+    private static void abandon(ServerContext context, Channel listener, Channel adminListener,
+            EventLoopGroup acceptor, EventLoopGroup workerGroup) {
+        if (listener != null) {
+            listener.close();
+        }
+        if (adminListener != null) {
+            adminListener.close();
+        }
+        acceptor.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+        workerGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+        context.authorizer().close();
+        if (context.cluster() != null) {
+            context.cluster().close();
+        }
     }
 
     private static void logWarmup(WarmupReport r) {

@@ -25,6 +25,7 @@ public final class ServerContext {
     private volatile DemoSite demo;
     private volatile Cluster cluster;
     private volatile boolean draining;
+    private volatile boolean warmingUp;
 
     public ServerContext(ServerConfig config, Workers workers, Authorizer authorizer, Metrics metrics,
             MemoryBudget budget) {
@@ -81,6 +82,15 @@ public final class ServerContext {
 
     void cluster(Cluster c) {
         this.cluster = c;
+    }
+
+    /** True while the start-up's JIT warm-up runs: the main port is bound but does not accept yet. */
+    public boolean isWarmingUp() {
+        return warmingUp;
+    }
+
+    void warmingUp(boolean on) {
+        this.warmingUp = on;
     }
 
     public boolean isDraining() {

@@ -59,8 +59,8 @@ public enum Flag {
             + "required with --peers"),
     CLUSTER_SECRET("cluster-secret", "", "shared secret (at least 32 bytes) that authenticates forwarded requests "
             + "between peers; required with --peers"),
-    WARMUP("warmup", "6000", "requests the server makes to itself on a private loopback port before it opens its "
-            + "ports (publishes, reads and resumes of made-up runs), so the JIT has compiled those paths before the "
+    WARMUP("warmup", "6000", "requests the server makes to itself on a private loopback port before its main port "
+            + "accepts (publishes, reads and resumes of made-up runs), so the JIT has compiled those paths before the "
             + "first client; a few seconds at start, at most 20 s (0: off)"),
     DEMO("demo", "false", "serve the demo chat page at /demo (always on in dev mode)"),
     LOG_LEVEL("log-level", "info", "error, warn, info or debug (refused requests are logged at debug)");

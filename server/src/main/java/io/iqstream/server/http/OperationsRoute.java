@@ -6,7 +6,8 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 
 /**
- * The operations endpoints: {@code /healthz} (the process answers), {@code /readyz} (503 while draining, with
+ * The operations endpoints: {@code /healthz} (the process answers), {@code /readyz} (503 while the start-up's
+ * warm-up runs, while draining, with
  * the signing keys not loaded or stale, or with the memory budget full), {@code /metrics} (Prometheus text). Served on the main port and on the admin port.
  * Stateless; reads only thread-safe state, so it answers on any loop (the admin port's is the acceptor's).
  */
@@ -20,7 +21,10 @@ public final class OperationsRoute {
         switch (path) {
             case "/healthz" -> replies.text(ctx, request, HttpResponseStatus.OK, "text/plain", "ok\n", keepAlive);
             case "/readyz" -> {
-                if (server.isDraining()) {
+                if (server.isWarmingUp()) {
+                    replies.text(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain",
+                            "warming up\n", keepAlive);
+                } else if (server.isDraining()) {
                     replies.text(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain", "draining\n",
                             keepAlive);
                 } else if (!server.authorizer().isReady()) {

@@ -30,7 +30,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
- * Warms the JIT before the server opens its ports ({@code --warmup}, on by default). A server just started runs
+ * Warms the JIT before the server's main port accepts ({@code --warmup}, on by default). A server just started runs
  * its request, publish and resume code in the interpreter: on one CPU a reconnect then takes about a millisecond
  * instead of about a tenth of one, until several thousand of them have been served (a run's per-connection code
  * runs a few times per run, so under real traffic that takes minutes). The warm-up makes those requests itself,
@@ -40,9 +40,9 @@ import java.util.function.Function;
  *
  * <p>Nothing of it outlives the warm-up: it has its own registries (on the same loops), its own metrics, memory
  * budget and connection slots, and its own random HS256 key that only it knows, so no token of it is valid on the
- * server's ports; its listener is closed, and its runs dropped, before the ports open. It stops at its request
- * count or after {@link #TIME_LIMIT_MS}, whichever is first; a wrong answer or an I/O failure stops it too, and the
- * server starts anyway (the caller logs the report). Runs on the starting thread, once.
+ * server's ports; its listener is closed, and its runs dropped, before the main port accepts. It stops at its
+ * request count or after {@link #TIME_LIMIT_MS}, whichever is first; a wrong answer or an I/O failure stops it too,
+ * and the server starts anyway (the caller logs the report). Runs on the starting thread, once.
  */
 public final class Warmup {
     /** The longest a warm-up may take, however slow the machine. */

@@ -7,10 +7,18 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.testing.TestServer;
 import io.iqstream.server.testing.Tokens;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -50,9 +58,57 @@ class WarmupTest {
     }
 
     @Test
+    void portsAreBoundFirstAndTheMainPortAcceptsAfterTheWarmup() throws Exception {
+        int admin = freePort();
+        AtomicReference<TestServer> started = new AtomicReference<>();
+        Thread starter = new Thread(() -> started.set(TestServer.start("--warmup", "2000", "--admin-port",
+                String.valueOf(admin))));
+        starter.start();
+        try {
+            // the admin port answers during the warm-up, and says why the server is not ready
+            String readyz = awaitAnswer(admin, "/readyz");
+            assertTrue(readyz.startsWith("HTTP/1.1 503") && readyz.contains("warming up"), readyz);
+            starter.join(60_000);
+            TestServer server = started.get();
+            assertTrue(server != null && server.server().warmup().completed(), "not started, or warm-up failed");
+            assertTrue(awaitAnswer(admin, "/readyz").startsWith("HTTP/1.1 200"));
+            assertTrue(awaitAnswer(server.port(), "/healthz").startsWith("HTTP/1.1 200"));
+        } finally {
+            starter.join(60_000);
+            if (started.get() != null) {
+                started.get().close();
+            }
+        }
+    }
+
+    @Test
     void zeroTurnsItOff() {
         try (TestServer server = TestServer.start("--warmup", "0")) {
             assertSame(WarmupReport.OFF, server.server().warmup());
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** The response head and body to {@code GET path} on {@code port}, retrying until the port is bound (10 s). */
+    private static String awaitAnswer(int port, String path) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (true) {
+            try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
+                s.setSoTimeout(30_000);
+                s.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII));
+                return new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+            } catch (ConnectException notYet) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw notYet;
+                }
+                Thread.sleep(10);
+            }
         }
     }
 
