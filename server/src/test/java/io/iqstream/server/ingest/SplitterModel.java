@@ -361,7 +361,9 @@ final class SplitterModel {
     }
 
     static Outcome json(byte[] raw, int cap) {
-        byte[] body = withoutBom(raw);
+        // read as UTF-8, as the server does: Jackson would otherwise take zero bytes for UTF-16/32 ("\0[\0]" is an
+        // empty array in UTF-16BE; the fuzzer found it)
+        byte[] body = asUtf8(withoutBom(raw));
         List<String> events = new ArrayList<>();
         try (JsonParser p = DEEP.createParser(body)) {
             JsonToken t = p.nextToken();
