@@ -46,3 +46,22 @@ test("a stop from elsewhere is answered at once on the open request: 409 run_sto
   assert.deepEqual(told, answer, "onAnswer is told");
   assert.equal(publisher.send({ type: "TEXT_MESSAGE_END", messageId: "m" }), false, "nothing more is sent");
 });
+
+test("a publisher still streaming into an ended run reads the 409, not a connection reset", async () => {
+  const runId = newRunId("pub");
+  const token = server.token({ publish: [runId], subscribe: [runId] });
+  const done = await publishEvents({ baseUrl: server.baseUrl, runId, token },
+    [{ type: "RUN_STARTED", threadId: "t", runId }, { type: "RUN_FINISHED", threadId: "t", runId }]);
+  assert.equal(done.status, 200);
+  // the server refuses at the request's start while this publisher goes on streaming its events; before the
+  // server closed gently, its close on unread bytes reset the connection and the answer was status 0 (ECONNRESET)
+  const publisher = new RunPublisher({ baseUrl: server.baseUrl, runId, token }).open();
+  publisher.send({ type: "RUN_STARTED", threadId: "t", runId });
+  for (let i = 0; i < 300; i++) {
+    if (!publisher.send({ type: "TEXT_MESSAGE_CONTENT", messageId: "m", delta: "x".repeat(200) })) break;
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  const answer = await publisher.answer;
+  assert.equal(answer.status, 409, JSON.stringify(answer));
+  assert.equal(answer.body.error, "run_ended");
+});

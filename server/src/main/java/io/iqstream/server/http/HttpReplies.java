@@ -3,7 +3,6 @@ package io.iqstream.server.http;
 import io.iqstream.server.metrics.Refusal;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -84,14 +83,17 @@ public final class HttpReplies {
         send(ctx, request, r, keepAlive);
     }
 
-    /** Sends a ready response with CORS and keep-alive handling; closes the connection when not kept alive. */
+    /**
+     * Sends a ready response with CORS and keep-alive handling; closes the connection when not kept alive, after
+     * the client has had the answer ({@link LingeringCloseHandler}).
+     */
     public void send(ChannelHandlerContext ctx, HttpRequest request, FullHttpResponse response, boolean keepAlive) {
         if (request != null) {
             cors.apply(request, response.headers());
         }
         if (!keepAlive) {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+            LingeringCloseHandler.closeAfter(ctx.writeAndFlush(response));
         } else {
             ctx.writeAndFlush(response);
         }
