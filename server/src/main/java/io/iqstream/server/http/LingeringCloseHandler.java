@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.ReferenceCountUtil;
 import java.util.concurrent.TimeUnit;
@@ -40,9 +41,7 @@ final class LingeringCloseHandler extends ChannelInboundHandlerAdapter {
                     ch.close();
                 }
             });
-            ch.eventLoop().schedule(() -> {
-                ch.close();
-            }, LINGER_MS, TimeUnit.MILLISECONDS);
+            ch.eventLoop().schedule(() -> ch.close(), LINGER_MS, TimeUnit.MILLISECONDS);
         });
     }
 
@@ -55,7 +54,7 @@ final class LingeringCloseHandler extends ChannelInboundHandlerAdapter {
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         ReferenceCountUtil.release(evt);
         // the client's end of stream (with half-closure allowed), or anything else: nothing more to wait for
-        if (evt instanceof io.netty.channel.socket.ChannelInputShutdownEvent) {
+        if (evt instanceof ChannelInputShutdownEvent) {
             ctx.close();
         }
     }

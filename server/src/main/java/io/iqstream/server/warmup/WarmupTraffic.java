@@ -181,11 +181,14 @@ final class WarmupTraffic {
         }
 
         private int awaitAt(byte[] marker, int from, String who) throws IOException {
+            int scanFrom = from;
             while (true) {
-                int at = indexOf(marker, from);
+                int at = indexOf(marker, scanFrom);
                 if (at >= 0) {
                     return at;
                 }
+                // what was scanned holds no match: after the next read, only a marker that straddles it can begin
+                scanFrom = Math.max(scanFrom, length - marker.length + 1);
                 if (length == buf.length) {
                     buf = Arrays.copyOf(buf, buf.length * 2);
                 }
