@@ -333,9 +333,24 @@ public final class BenchRunner {
       Map<String, Long> genThreads0 = ProcTree.selfCpuMicrosByThreadKind();
       long w0 = System.nanoTime();
       long rssMax = 0;
+      // the window in 5 s slices too: how far the CPU per event moves while nothing changes but time
+      List<Double> windowSlices = new ArrayList<>();
+      long sliceNs = WarmupSlices.sliceNs(t.windowEndNs() - t.windowStartNs());
+      long sliceEnd = t.windowStartNs() + sliceNs;
+      long sliceCpu = cpu0;
+      long sliceEvents = gen.eventsReceived();
       while (System.nanoTime() < t.windowEndNs()) {
         rssMax = Math.max(rssMax, ProcTree.rssKib(pids));
-        sleepUntil(Math.min(t.windowEndNs(), System.nanoTime() + 2_000_000_000L));
+        sleepUntil(Math.min(sliceEnd, System.nanoTime() + 2_000_000_000L));
+        if (System.nanoTime() >= sliceEnd && sliceEnd <= t.windowEndNs()) {
+          long cpu = ProcTree.cpuMicros(pids);
+          long events = gen.eventsReceived();
+          windowSlices.add(events > sliceEvents ? round((cpu - sliceCpu) / (double) (events - sliceEvents), 2)
+              : null);
+          sliceCpu = cpu;
+          sliceEvents = events;
+          sliceEnd += sliceNs;
+        }
       }
       // the tree again: processes started in the window (a respawned worker) count whole, and those
       // that ended count through the parent that reaped them
@@ -383,7 +398,7 @@ public final class BenchRunner {
           s.subscribeErrors, s.connectFailures, s.unexpectedDisconnects,
           gen.transport().name().toLowerCase(), iq == null ? null : iq.transportInUse(),
           iq == null ? null : iq.setup().gc(), round(warmupS, 1), !settled, slices.cold(),
-          slices.figures(), gen1 == gen0 ? null : round((genSys1 - genSys0) / (double) (gen1 - gen0), 3),
+          slices.figures(), windowSlices, gen1 == gen0 ? null : round((genSys1 - genSys0) / (double) (gen1 - gen0), 3),
           genCpus.totalTicks() == 0 ? null
               : round(genCpus.softirqTicks() / (double) genCpus.totalTicks(), 4),
           genCpus.totalTicks() == 0 ? null

@@ -53,7 +53,7 @@ class BenchRunnerTest {
     return new ResultRow("nchan", 1, 300, 60, 1000, Math.round(1000 * delivered), delivered,
         eventsPerSec, 12_870, cpuUs, 0.5, 1.0, p99, p99, p99, 0L, 0L, 10, 1.0, 2.0, 3.0, 0, 0, 0,
         10.0, 1000, 2000, 10.0, null, null, limited, limited ? "x" : null, 0.4, 1.0, 2.0, 1.0, 2.0,
-        100, 0, 0, 0, 0, "epoll", null, null, 20.0, false, null, List.of(), null, null, null, null,
+        100, 0, 0, 0, 0, "epoll", null, null, 20.0, false, null, List.of(), List.of(), null, null, null, null,
         null, null);
   }
 

@@ -74,6 +74,7 @@ class BenchSmokeTest {
         "warm-up " + r.get("warmup_s"));
     assertTrue(r.has("cpu_unsettled"));
     assertTrue(r.get("warmup_cpu_us_per_event").size() >= 2, "one figure per warm-up slice");
+    assertEquals(2, r.get("window_cpu_us_per_event").size(), "the 3 s window in two slices");
     assertTrue(r.get("loadgen_cpu_by_thread").has("event loops"));
     assertTrue(r.get("server_transport").asText().matches("epoll|io_uring|nio"),
         "the transport the server said it listens with: " + r.get("server_transport"));

@@ -102,10 +102,12 @@ public final class ReportWriter {
         + " processes and threads, /proc) in the window ÷ events delivered in it. Latency: receive"
         + " time − scheduled production time (HdrHistogram), live events only. CPU µs/event"
         + " (cold): in brackets, the first warm-up slice's figure (the server just started: the JIT"
-        + " at work); **†**: the server's CPU per event had not settled by the end of the longest"
+        + " at work); [low–high]: the lowest and highest figure of the window's 5 s slices (how much it"
+        + " moved while only time passed); **†**: the server's CPU per event had not settled by the end of the longest"
         + " warm-up (its last two slices differed by more than 5%, or the generator's compiler"
         + " threads were still busy), so the row may still carry the warm-up's work. resume: from a"
-        + " browser's reconnect request to the first replayed event. lost on reconnect:"
+        + " browser's reconnect request to the first replayed event; (n): the browsers that"
+        + " reconnected (with a few dozen, p99 and p99.9 are the slowest one or two). lost on reconnect:"
         + " events a reconnected browser missed below the highest event it received after"
         + " reconnecting (the server went past them); (late): events still missing at the end of"
         + " the drain above anything it received after reconnecting; – where no browser"
@@ -211,15 +213,28 @@ public final class ReportWriter {
     if (r.cpuUsPerEvent() == null) {
       return "–";
     }
-    return f1(r.cpuUsPerEvent()) + (r.cpuUnsettled() ? " **†**" : "")
+    return f1(r.cpuUsPerEvent()) + (r.cpuUnsettled() ? " **†**" : "") + sliceRange(r)
         + (r.cpuUsPerEventCold() == null ? "" : " (cold " + f1(r.cpuUsPerEventCold()) + ")");
+  }
+
+  /** " [lowest–highest]" of the window's 5 s slices' CPU per event, or "" with fewer than two. */
+  private static String sliceRange(ResultRow r) {
+    List<Double> slices = r.windowCpuUsPerEvent() == null ? List.of()
+        : r.windowCpuUsPerEvent().stream().filter(java.util.Objects::nonNull).toList();
+    if (slices.size() < 2) {
+      return "";
+    }
+    double lo = slices.stream().mapToDouble(Double::doubleValue).min().getAsDouble();
+    double hi = slices.stream().mapToDouble(Double::doubleValue).max().getAsDouble();
+    return " [" + f1(lo) + "–" + f1(hi) + "]";
   }
 
   private static String resume(ResultRow r) {
     if (r.resumeP50Ms() == null) {
       return "–";
     }
-    return f2(r.resumeP50Ms()) + " / " + f2(r.resumeP99Ms()) + " / " + f2(r.resumeP999Ms());
+    return f2(r.resumeP50Ms()) + " / " + f2(r.resumeP99Ms()) + " / " + f2(r.resumeP999Ms()) + " (n "
+        + r.reconnectingRuns() + ")";
   }
 
   private static String lostAndLate(ResultRow r) {

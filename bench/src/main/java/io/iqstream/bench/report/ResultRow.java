@@ -24,6 +24,8 @@ package io.iqstream.bench.report;
  *     (above 2% of its CPUs): the row may still carry a JIT's work
  * @param cpuUsPerEventCold the server's CPU per event in the first warm-up slice (the cold start)
  * @param warmupCpuUsPerEvent the server's CPU per event in each warm-up slice, in order
+ * @param windowCpuUsPerEvent the server's CPU per event in each 5 s slice of the window, in order: how
+ *     much the figure moved while nothing changed but time (this VM's neighbours)
  * @param loadgenStimeShare the generator's system (kernel) time ÷ its CPU time in the window: the
  *     kernel's share of its work, the TCP receive processing of what it sends over loopback included
  * @param loadgenCpusSoftirqUtil the softirq time on the generator's CPUs (/proc/stat, tick-sampled)
@@ -85,6 +87,7 @@ public record ResultRow(
     boolean cpuUnsettled,
     Double cpuUsPerEventCold,
     java.util.List<Double> warmupCpuUsPerEvent,
+    java.util.List<Double> windowCpuUsPerEvent,
     Double loadgenStimeShare,
     Double loadgenCpusSoftirqUtil,
     Double loadgenCpusBusyUtil,
@@ -97,7 +100,7 @@ public record ResultRow(
     return new ResultRow(server, cpus, concurrency, 0, 0, 0, 0, 0, 0, null, 0, null, null, null,
         null, null, null, 0, null, null, null, 0, 0, 0, null, 0, 0, null, null, null, false, null, 0,
         0, 0, 0, 0, 0, 0, 0, 0, 0, null, null, null, 0, false, null, null, null, null, null, null,
-        null, error);
+        null, null, error);
   }
 
   /** This row with {@code variant} set. */
@@ -110,7 +113,7 @@ public record ResultRow(
         sendLagP99Ms, sendLagMaxMs, loadgenTickGapP999Ms, loadgenTickGapMaxMs, runsStarted,
         publishErrors, subscribeErrors, connectFailures, unexpectedDisconnects, transport,
         serverTransport, gc, warmupS, cpuUnsettled, cpuUsPerEventCold, warmupCpuUsPerEvent,
-        loadgenStimeShare, loadgenCpusSoftirqUtil, loadgenCpusBusyUtil, loadgenCpuByThread, variant,
+        windowCpuUsPerEvent, loadgenStimeShare, loadgenCpusSoftirqUtil, loadgenCpusBusyUtil, loadgenCpuByThread, variant,
         error);
   }
 

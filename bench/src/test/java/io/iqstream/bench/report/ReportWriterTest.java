@@ -27,7 +27,7 @@ class ReportWriterTest {
         p99 * 3, 0L, 7L, 10, 5.0, 9.0, 14.5, 0, 0, 0, 12.5, 1000, 2000, 30.5, 200_000L, 203_000L,
         false, null, 0.4, 1.2, 3.0, 2.0, 4.0, 100, 0, 0, 0, 0, "epoll",
         server.startsWith("iqstream") ? "epoll" : null, null, 20.0, cpuUnsettled, cpu * 1.5,
-        List.of(cpu * 1.5, cpu * 1.1, cpu), 0.3, 0.01, 0.4, Map.of("event loops", 0.3), null, null);
+        List.of(cpu * 1.5, cpu * 1.1, cpu), List.of(cpu * 0.9, cpu, cpu * 1.2), 0.3, 0.01, 0.4, Map.of("event loops", 0.3), null, null);
   }
 
   @Test
@@ -65,15 +65,16 @@ class ReportWriterTest {
   }
 
   @Test
-  void theTableShowsResumeP50P99AndP999AndMarksAnUnsettledCpuFigure() throws Exception {
+  void theTableShowsResumeFiguresWithTheirCountAndTheCpuFiguresSliceRangeAndMarksAnUnsettledOne() throws Exception {
     List<ResultRow> rows = List.of(row("iqstream[zgc]", 100, 4290, 2.5, 20, true),
         row("iqstream[g1]", 100, 4290, 2.5, 30), row("haproxy-floor", 100, 4290, 2.0, 16));
     ReportWriter.write(dir, Map.of("command", "x"), Map.of(), rows);
     String report = Files.readString(dir.resolve("REPORT.md"));
     assertTrue(report.contains("| resume p50 / p99 / p99.9 ms |"), report);
-    assertTrue(report.contains("| 5.00 / 9.00 / 14.50 |"), report);
-    assertTrue(report.contains("| 20.0 **†** (cold 30.0) |"), "unsettled, with the cold figure: " + report);
-    assertTrue(report.contains("| 30.0 (cold 45.0) |"), "settled: no mark: " + report);
+    assertTrue(report.contains("| 5.00 / 9.00 / 14.50 (n 10) |"), "with the number of resumes: " + report);
+    assertTrue(report.contains("| 20.0 **†** [18.0–24.0] (cold 30.0) |"),
+        "unsettled, with the window's slice range and the cold figure: " + report);
+    assertTrue(report.contains("| 30.0 [27.0–36.0] (cold 45.0) |"), "settled: no mark: " + report);
     assertTrue(report.contains("K = 100: IQ-Stream [zgc]'s CPU per event ÷ the floor's = 20.0 ÷ 16.0"),
         "one ratio line per IQ-Stream setup: " + report);
     assertTrue(report.contains("K = 100: IQ-Stream [g1]'s CPU per event ÷ the floor's = 30.0 ÷ 16.0"),
