@@ -18,6 +18,8 @@ import java.util.Locale;
  * @param serverJvmOpts raw extra JVM flags for IQ-Stream, appended last
  * @param baselineJar another server jar measured beside IQ-Stream as {@code iqstream-baseline}; null: none
  * @param baselineJvmOpts raw extra JVM flags for the baseline, appended last
+ * @param repeat passes over every server and level, in alternating order; each row reported is the
+ *     pass with the median CPU per event
  */
 public record BenchOptions(
     List<String> servers,
@@ -38,6 +40,7 @@ public record BenchOptions(
     Path outDir,
     Path repo,
     int dropEvery,
+    int repeat,
     List<String> nchanPublishers,
     boolean quick,
     boolean help) {
@@ -88,6 +91,12 @@ public record BenchOptions(
                               --sun-misc-unsafe-memory-access=warn: Unsafe off, as before it was
                               allowed)
         --drop-every N        one browser in N drops and resumes (default 10; 0 = none)
+        --repeat N            measure every server at every level N times (default 1), the servers
+                              in reverse order on every other pass (an IQ-Stream baseline stays
+                              beside IQ-Stream); each row is the pass with the median CPU per
+                              event, the others' figures in its note, every pass in passes.json.
+                              This VM moves by up to 30% between two windows of the same server:
+                              use 3 or more before comparing figures closer than that
         --nchan-publisher P   Nchan's publisher: http (a POST per event), websocket, or both
                               (default: both at each level, the faster kept in the table and the
                               other's figures in its note)
@@ -119,6 +128,7 @@ public record BenchOptions(
     Long warmupMaxSet = null;
     Path out = repo.resolve("bench/results");
     int dropEvery = 10;
+    int repeat = 1;
     List<String> nchanPublishers = List.of("http", "websocket");
     boolean quick = false;
     boolean help = false;
@@ -186,6 +196,7 @@ public record BenchOptions(
                 : List.of(v.trim().split("\\s+"));
             case "--warmup-max" -> warmupMaxSet = durationMs(v);
             case "--drop-every" -> dropEvery = Integer.parseInt(v);
+            case "--repeat" -> repeat = Integer.parseInt(v);
             case "--out" -> out = Path.of(v);
             case "--nchan-publisher" -> nchanPublishers = switch (v.trim().toLowerCase(Locale.ROOT)) {
               case "http" -> List.of("http");
@@ -227,13 +238,16 @@ public record BenchOptions(
     if (runLength < 500 || runLength > 60_000) {
       throw new IllegalArgumentException("--run-length must be within 500ms..60s");
     }
+    if (repeat < 1 || repeat > 9) {
+      throw new IllegalArgumentException("--repeat must be within 1..9");
+    }
     if (serverCpus < 1) {
       throw new IllegalArgumentException("--server-cpus must be >= 1");
     }
     return new BenchOptions(List.copyOf(servers), List.copyOf(levels), warmup, warmupMax, window,
         drain, runLength, serverCpus, pin, transport, serverTransports, gcs, serverJvmOpts, baselineJar,
         baselineJvmOpts, out, repo,
-        dropEvery, nchanPublishers, quick, help);
+        dropEvery, repeat, nchanPublishers, quick, help);
   }
 
   /** IQ-Stream's setups to measure side by side: every transport × collector asked for. */

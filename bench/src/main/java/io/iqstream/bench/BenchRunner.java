@@ -106,19 +106,37 @@ public final class BenchRunner {
     Files.createDirectories(dir);
     Map<String, Object> meta = meta();
     Map<String, String> servers = new LinkedHashMap<>();
-    List<ResultRow> rows = new ArrayList<>();
-    for (String name : options.servers()) {
-      // IQ-Stream once per setup asked for (transport × collector), side by side
-      List<IqStreamSetup> setups = name.equals("iqstream") ? options.iqstreamSetups()
-          : java.util.Collections.singletonList(null);
-      for (IqStreamSetup setup : setups) {
-        for (int cpus : cpuCounts(name)) {
-          String cpuList = serverCpuList;
-          if (cpus != options.serverCpus()) {
-            cpuList = range(0, cpus - 1);
-          }
-          runServer(name, setup, cpus, new Placement(cpuList), dir, meta, servers, rows);
+    List<ResultRow> passRows = new ArrayList<>();
+    List<ResultRow> rows = passRows;
+    for (int pass = 0; pass < options.repeat(); pass++) {
+      if (options.repeat() > 1) {
+        log("pass %d of %d", pass + 1, options.repeat());
+      }
+      List<String> order = new ArrayList<>(options.servers());
+      if (pass % 2 == 1) {
+        // every other pass the other way round: no server always measured first (or last)
+        java.util.Collections.reverse(order);
+      }
+      for (String name : order) {
+        // IQ-Stream once per setup asked for (transport × collector), side by side
+        List<IqStreamSetup> setups = new ArrayList<>(name.equals("iqstream") ? options.iqstreamSetups()
+            : java.util.Collections.singletonList(null));
+        if (pass % 2 == 1) {
+          java.util.Collections.reverse(setups);
         }
+        for (IqStreamSetup setup : setups) {
+          for (int cpus : cpuCounts(name)) {
+            String cpuList = serverCpuList;
+            if (cpus != options.serverCpus()) {
+              cpuList = range(0, cpus - 1);
+            }
+            runServer(name, setup, cpus, new Placement(cpuList), dir, meta, servers, passRows);
+          }
+        }
+      }
+      if (options.repeat() > 1) {
+        rows = PassMedian.rows(passRows);
+        ReportWriter.writePasses(dir, passRows);
       }
     }
     ReportWriter.write(dir, meta, servers, rows);
@@ -536,6 +554,7 @@ public final class BenchRunner {
     m.put("drain_s", options.drainMs() / 1000.0);
     m.put("run_length_s", round(RunScript.ofLengthMs(options.runLengthMs()).lengthNs() / 1e9, 3));
     m.put("drop_every", options.dropEvery());
+    m.put("repeat", options.repeat());
     return m;
   }
 

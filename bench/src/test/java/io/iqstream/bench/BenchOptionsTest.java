@@ -37,6 +37,9 @@ class BenchOptionsTest {
     assertEquals(120_000, BenchOptions.durationMs("2m"));
     assertEquals(List.of("http", "websocket"), parse().nchanPublishers(), "both by default");
     assertEquals(List.of("websocket"), parse("--nchan-publisher", "websocket").nchanPublishers());
+    assertEquals(1, parse().repeat(), "one pass by default");
+    assertEquals(3, parse("--repeat", "3").repeat());
+    assertThrows(IllegalArgumentException.class, () -> parse("--repeat", "0"));
   }
 
   @Test

@@ -58,6 +58,11 @@ public final class ReportWriter {
     Files.writeString(dir.resolve("REPORT.md"), markdown(meta, servers, rows));
   }
 
+  /** Every pass's rows of a {@code --repeat} run, in the order measured, as {@code passes.json}. */
+  public static void writePasses(Path dir, List<ResultRow> passes) throws IOException {
+    JSON.writeValue(dir.resolve("passes.json").toFile(), Map.of("passes", passes));
+  }
+
   static String markdown(Map<String, Object> meta, Map<String, String> servers,
       List<ResultRow> rows) {
     StringBuilder s = new StringBuilder();
