@@ -31,12 +31,12 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One subscriber's SSE stream: a cursor into its run's log. It writes shared slices of the log's frames (never a
- * copy) while the socket is writable, pauses when it is not and goes on when it drains; it holds no queue of its
- * own. It flushes once per loop turn ({@link #flush()} from the publisher's read-complete); a resume flushes its
- * first segment's frames before it reads the rest of its backlog (each older segment may cost an unpack). On
- * HTTP/1.1 the slices
- * go out as chunks framed by {@link ChunkFramer} below the HTTP encoder, so a write allocates nothing
+ * One subscriber's SSE stream: a cursor into its run's log. It writes shared slices of the log's frames while the
+ * socket is writable, pauses when it is not and goes on when it drains; it holds no queue of its own. It flushes
+ * once per loop turn ({@link #flush()} from the publisher's read-complete); a resume flushes its first segment's
+ * frames before it reads the rest of its backlog (each older segment may cost an unpack). On HTTP/1.1 the slices
+ * go out as chunks framed by {@link ChunkFramer} below the HTTP encoder (a live event to an idle socket copied
+ * with its framing into one buffer, anything else as the slice itself), so a write allocates no heap
  * ({@code RelayAllocationTest}); the response head, the retry line and the end still go through the encoder.
  *
  * <p>The resume point is decided before the log is touched, in {@code long}: on an ended run a Last-Event-ID at or
