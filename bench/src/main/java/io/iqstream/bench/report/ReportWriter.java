@@ -224,14 +224,11 @@ public final class ReportWriter {
 
   /** " [lowest–highest]" of the window's 5 s slices' CPU per event, or "" with fewer than two. */
   private static String sliceRange(ResultRow r) {
-    List<Double> slices = r.windowCpuUsPerEvent() == null ? List.of()
-        : r.windowCpuUsPerEvent().stream().filter(java.util.Objects::nonNull).toList();
-    if (slices.size() < 2) {
-      return "";
-    }
-    double lo = slices.stream().mapToDouble(Double::doubleValue).min().getAsDouble();
-    double hi = slices.stream().mapToDouble(Double::doubleValue).max().getAsDouble();
-    return " [" + f1(lo) + "–" + f1(hi) + "]";
+    java.util.DoubleSummaryStatistics slices = r.windowCpuUsPerEvent() == null
+        ? new java.util.DoubleSummaryStatistics()
+        : r.windowCpuUsPerEvent().stream().filter(java.util.Objects::nonNull)
+            .mapToDouble(Double::doubleValue).summaryStatistics();
+    return slices.getCount() < 2 ? "" : " [" + f1(slices.getMin()) + "–" + f1(slices.getMax()) + "]";
   }
 
   private static String resume(ResultRow r) {

@@ -66,7 +66,7 @@ final class ChunkFramer {
         if (length <= COPY_BYTES && nothingWaiting(below)) {
             ByteBuf chunk = below.alloc().directBuffer(length + MAX_FRAMING_BYTES);
             writeSizeLine(chunk, length);
-            chunk.writeBytes(data, data.readerIndex(), length).writeShort(CRLF);
+            chunk.writeBytes(data).writeShort(CRLF);
             data.release();
             below.write(chunk, below.voidPromise());
             return;
