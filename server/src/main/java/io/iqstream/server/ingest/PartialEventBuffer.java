@@ -8,7 +8,8 @@ import io.netty.buffer.Unpooled;
 /**
  * The bytes of one event (or line) that a splitter must hold because the event spans body chunks: a pooled direct
  * buffer from the connection's allocator, capped at the event size, and charged to the {@link MemoryBudget} by its
- * capacity for as long as it is held.
+ * capacity for as long as it is held. Up to {@link #KEEP_BYTES} it is charged like an ordinary run's growth (it may
+ * use the budget's headroom); past that only within the budget proper.
  *
  * <p>Confined to the publishing connection's event loop. When an append would pass the cap it returns
  * {@link Outcome#OVER_CAP}; when the budget cannot take the growth it returns {@link Outcome#OVER_BUDGET}; in both
@@ -27,10 +28,17 @@ final class PartialEventBuffer {
     static final int KEEP_BYTES = 4096;
     private static final int MIN_BYTES = 256;
     /**
-     * The log size passed to {@link MemoryBudget#charge}: far above any run, so partial events may fill the budget
-     * but never the headroom kept for ordinary runs to finish.
+     * The run size passed to {@link MemoryBudget#charge} for a buffer past {@link #KEEP_BYTES}: far above any run,
+     * so large partial events may fill the budget but never the headroom kept for ordinary runs to finish.
      */
     private static final long NOT_A_RUN = Long.MAX_VALUE;
+    /**
+     * The run size passed for a buffer of at most {@link #KEEP_BYTES}: an ordinary run's, so that holding an
+     * ordinary event split across two reads may use the headroom as the run's own segments may. A publisher reaches
+     * this only after its run was admitted; without it a flood that fills the budget would refuse an admitted
+     * answer whenever TCP happened to split one of its small events.
+     */
+    private static final long ORDINARY_RUN = 0;
 
     private final ByteBufAllocator allocator;
     private final MemoryBudget budget;
@@ -109,7 +117,7 @@ final class PartialEventBuffer {
         }
         int next = (int) Math.min(capBytes, Math.max(need, Math.max(MIN_BYTES, 2L * capacity)));
         long more = next - capacity;
-        if (budget != null && !budget.charge(more, NOT_A_RUN)) {
+        if (budget != null && !budget.charge(more, next <= KEEP_BYTES ? ORDINARY_RUN : NOT_A_RUN)) {
             return Outcome.OVER_BUDGET;
         }
         chargedBytes += more;

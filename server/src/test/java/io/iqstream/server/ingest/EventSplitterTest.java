@@ -260,10 +260,37 @@ class EventSplitterTest {
             EventSplitter s = pooled(ct, 100_000, budget);
             Collector c = new Collector();
             String open = ct.equals("text/event-stream") ? "data: {\"type\":\"" : "{\"type\":\"";
-            assertFalse(feedAll(s, c, open, "b".repeat(2000)), ct);
+            assertFalse(feedAll(s, c, open, "b".repeat(8000)), ct);
             assertTrue(c.overBudget, ct);
             s.release();
             assertEquals(4096 - 300, budget.committedBytes(), ct);
+        }
+    }
+
+    @Test
+    void smallPartialEventOfAnAdmittedRunMayUseTheHeadroomALargeOneMayNot() {
+        String[][] cases = { // content type, what opens the body, an event's start, its end
+            {"application/x-ndjson", "", "{\"type\":\"TEXT_", "MESSAGE_CONTENT\",\"d\":\"x\"}\n"},
+            {"text/event-stream", "", "data: {\"type\":\"TEXT_", "MESSAGE_CONTENT\",\"d\":\"x\"}\n\n"},
+            {"application/json", "[", "{\"type\":\"TEXT_", "MESSAGE_CONTENT\",\"d\":\"x\"},"}};
+        for (String[] k : cases) {
+            // the budget proper is full (a flood): the headroom, a quarter more, is left
+            MemoryBudget budget = new MemoryBudget(64 * 1024);
+            assertTrue(budget.charge(64 * 1024, 0));
+            EventSplitter s = pooled(k[0], 100_000, budget);
+            Collector c = new Collector();
+            // an ordinary event cut in two by TCP: held from the headroom, then completed
+            assertTrue(feedBytes(s, c, (k[1] + k[2]).getBytes(StandardCharsets.UTF_8)), k[0] + " over budget "
+                    + c.overBudget + ", over cap " + c.oversize + ", framing " + c.framingError);
+            assertTrue(budget.committedBytes() > 64 * 1024, k[0] + ": the partial event is charged past the budget");
+            assertTrue(feedBytes(s, c, k[3].getBytes(StandardCharsets.UTF_8)), k[0] + " " + c.framingError);
+            assertEquals(List.of("{\"type\":\"TEXT_MESSAGE_CONTENT\",\"d\":\"x\"}"), c.events, k[0]);
+            // a partial event growing past KEEP_BYTES may not take the headroom
+            assertFalse(feedBytes(s, c, (k[2] + "b".repeat(PartialEventBuffer.KEEP_BYTES * 2))
+                    .getBytes(StandardCharsets.UTF_8)), k[0]);
+            assertTrue(c.overBudget, k[0]);
+            s.release();
+            assertEquals(64 * 1024, budget.committedBytes(), k[0] + ": every charge given back");
         }
     }
 
