@@ -42,6 +42,8 @@ public final class RunRegistry {
     private final SegmentCopies copies;
     private final ThreadIndex threads;
     private ScheduledFuture<?> sweeper;
+    /** Set by {@link #dropAll}: the server is closing. */
+    private boolean closed;
 
     /** How often idle unpacked copies are freed and expired tombstones forgotten. */
     static final long SWEEP_INTERVAL_MS = 200;
@@ -114,8 +116,14 @@ public final class RunRegistry {
         return n;
     }
 
-    /** Creates a run if the budget admits one; null when it does not (503). */
+    /**
+     * Creates a run if the budget admits one; null when it does not (503), and always after {@link #dropAll} (the
+     * server is closing: a request still arriving on a kept-alive connection must not make a run nothing frees).
+     */
     public Run create(String runId) {
+        if (closed) {
+            return null;
+        }
         long reserved = budget.tryAdmitRun();
         if (reserved < 0 && freeIdleCopies()) {
             reserved = budget.tryAdmitRun();
@@ -300,8 +308,9 @@ public final class RunRegistry {
         metrics.runsExpired.increment();
     }
 
-    /** Drops every run and frees the codec (shutdown). */
+    /** Drops every run and frees the codec (shutdown); no run is created after it. */
     public void dropAll() {
+        closed = true;
         for (Run r : new ArrayList<>(runs.values())) {
             drop(r);
         }

@@ -1,6 +1,7 @@
 package io.iqstream.server.run;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.admission.MemoryBudget;
@@ -26,6 +27,23 @@ class RunRegistryBudgetTest {
     private static final ByteBufAllocator UNTRACKED = new UnpooledByteBufAllocator(true, true);
     private static final ByteBuf TINY = Unpooled.unreleasableBuffer(
             Unpooled.copiedBuffer("{\"type\":\"X\"}", StandardCharsets.UTF_8));
+
+    @Test
+    void noRunIsCreatedAfterDropAllSoNothingOutlivesTheShutdown() {
+        ServerConfig config = ConfigParser.parse(new String[] {"--memory-budget", "16m"}, Map.of());
+        MemoryBudget budget = new MemoryBudget(16L << 20);
+        RunRegistry registry = new RunRegistry(new EmbeddedChannel().eventLoop(), config, budget, new Metrics(),
+                UNTRACKED);
+        Run before = registry.create("before");
+        assertEquals(AppendOutcome.APPENDED, registry.append(before, TINY.duplicate(), false));
+        registry.dropAll();
+        assertTrue(before.log().isReleased(), "a run of before the shutdown is freed");
+        assertEquals(0, budget.committedBytes());
+        // a publish still arriving on a kept-alive connection while the loop shuts down
+        assertNull(registry.create("late"));
+        assertNull(registry.get("late"));
+        assertEquals(0, budget.committedBytes(), "nothing was reserved for it");
+    }
 
     @Test
     void millionTinyEventsAreRefusedByTheBudgetWithTheirIndexCounted() {
