@@ -133,6 +133,14 @@ public final class IqStreamServer implements AutoCloseable {
             throw StartupFailure.listen(e, config.host(),
                     binding == Flag.PORT ? config.port() : config.adminPort(), binding);
         }
+        try {
+            // a JWKS URL: bound, /readyz 503, until its first usable set; checked before the warm-up, so a key
+            // server that cannot answer stops the start within --jwks-timeout, not after the warm-up as well
+            authorizer.awaitKeys();
+        } catch (IllegalArgumentException | InterruptedException e) {
+            abandon(context, listener, adminListener, acceptor, workerGroup);
+            throw e;
+        }
         if (config.warmupRequests() > 0) {
             LOG.info("warming up: {} requests to itself before the port accepts (a few seconds; --warmup 0 skips "
                     + "it)", config.warmupRequests());
@@ -150,12 +158,6 @@ public final class IqStreamServer implements AutoCloseable {
         listener.config().setAutoRead(true);
         IqStreamServer server = new IqStreamServer(context, acceptor, workerGroup, listener, adminListener,
                 connections, transport, warmup);
-        try {
-            authorizer.awaitKeys(); // a JWKS URL: bound, /readyz 503, until its first usable set
-        } catch (IllegalArgumentException | InterruptedException e) {
-            server.close();
-            throw e;
-        }
         if (context.cluster() != null) {
             context.cluster().begin();
         }

@@ -100,6 +100,18 @@ class StartupFailureTest {
         assertNames(line, "broken-jwks.json", "--jwks", "IQSTREAM_JWKS");
     }
 
+    @Test
+    void aJwksUrlWithNoAnswerStopsTheStartBeforeTheWarmUp() throws Exception {
+        int closedPort;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            closedPort = s.getLocalPort();
+        }
+        String url = "http://127.0.0.1:" + closedPort + "/keys.json";
+        // failedStart checks that nothing of the warm-up (on by default here) ran before the failure
+        String line = failedStart("--port", "0", "--jwks", url, "--jwks-timeout", "1s");
+        assertNames(line, url, "--jwks-timeout");
+    }
+
     private static void assertNames(String line, String... parts) {
         for (String part : parts) {
             assertTrue(line.contains(part), "'" + part + "' missing from: " + line);
