@@ -92,15 +92,10 @@ public final class IqStreamServer implements AutoCloseable {
         EventLoopGroup workerGroup = new MultiThreadIoEventLoopGroup(config.workers(),
                 new DefaultThreadFactory("iqstream-worker"), transport.ioHandlerFactory());
         ByteBufAllocator allocator = PooledByteBufAllocator.DEFAULT;
-        List<Worker> workers = new ArrayList<>();
-        int i = 0;
-        for (EventExecutor e : workerGroup) {
-            EventLoop loop = (EventLoop) e;
-            workers.add(new Worker(i++, loop, new RunRegistry(loop, config, budget, metrics, allocator)));
-        }
         Function<ChannelHandler, ServerBootstrap> mainPort = initializer -> mainPort(workerGroup, transport, allocator,
                 initializer);
-        ServerContext context = new ServerContext(config, new Workers(workers), authorizer, metrics, budget);
+        ServerContext context = new ServerContext(config, new Workers(workers(workerGroup, config, budget, metrics,
+                allocator)), authorizer, metrics, budget);
         context.cluster(Cluster.start(config, transport.name(), context.replies(), metrics));
         int maxConnections = config.maxConnections() > 0 ? config.maxConnections()
                 : ConnectionSlots.defaultMax(config.workers() + 1, AdminInitializer.MAX_CONNECTIONS);
@@ -115,16 +110,8 @@ public final class IqStreamServer implements AutoCloseable {
         Flag binding = Flag.PORT;
         try {
             listener = bootstrap.bind(config.host(), config.port()).sync().channel();
-            if (config.adminPort() != ServerConfig.NO_ADMIN_PORT) {
-                binding = Flag.ADMIN_PORT;
-                adminListener = new ServerBootstrap()
-                        .group(acceptor, acceptor)
-                        .channel(transport.serverChannelClass())
-                        .option(ChannelOption.SO_REUSEADDR, true)
-                        .childOption(ChannelOption.TCP_NODELAY, true)
-                        .childHandler(new AdminInitializer(context))
-                        .bind(config.host(), config.adminPort()).sync().channel();
-            }
+            binding = Flag.ADMIN_PORT;
+            adminListener = bindAdmin(config, acceptor, transport, context);
         } catch (Exception e) {
             abandon(context, listener, null, acceptor, workerGroup);
             if (e instanceof InterruptedException interrupted) {
@@ -133,28 +120,16 @@ public final class IqStreamServer implements AutoCloseable {
             throw StartupFailure.listen(e, config.host(),
                     binding == Flag.PORT ? config.port() : config.adminPort(), binding);
         }
+        WarmupReport warmup;
         try {
             // a JWKS URL: bound, /readyz 503, until its first usable set; checked before the warm-up, so a key
             // server that cannot answer stops the start within --jwks-timeout, not after the warm-up as well
             authorizer.awaitKeys();
+            warmup = warmUp(context, workerGroup, allocator, mainPort);
         } catch (IllegalArgumentException | InterruptedException e) {
             abandon(context, listener, adminListener, acceptor, workerGroup);
             throw e;
         }
-        if (config.warmupRequests() > 0) {
-            LOG.info("warming up: {} requests to itself before the port accepts (a few seconds; --warmup 0 skips "
-                    + "it)", config.warmupRequests());
-        }
-        context.warmingUp(true);
-        WarmupReport warmup;
-        try {
-            warmup = Warmup.run(config, workerGroup, allocator, mainPort);
-        } catch (InterruptedException e) {
-            abandon(context, listener, adminListener, acceptor, workerGroup);
-            throw e;
-        }
-        logWarmup(warmup);
-        context.warmingUp(false);
         listener.config().setAutoRead(true);
         IqStreamServer server = new IqStreamServer(context, acceptor, workerGroup, listener, adminListener,
                 connections, transport, warmup);
@@ -169,6 +144,48 @@ public final class IqStreamServer implements AutoCloseable {
                 config.authEnabled() ? authorizer.describe() : "OFF", budgetBytes >> 20, maxConnections,
                 ConnectionSlots.fileLimit(), covered);
         return server;
+    }
+
+    /** One worker per loop of {@code workerGroup}, each with its own run registry. */
+    private static List<Worker> workers(EventLoopGroup workerGroup, ServerConfig config, MemoryBudget budget,
+            Metrics metrics, ByteBufAllocator allocator) {
+        List<Worker> workers = new ArrayList<>();
+        int i = 0;
+        for (EventExecutor e : workerGroup) {
+            EventLoop loop = (EventLoop) e;
+            workers.add(new Worker(i++, loop, new RunRegistry(loop, config, budget, metrics, allocator)));
+        }
+        return workers;
+    }
+
+    /** The admin port's listener on the acceptor loop, or null without {@code --admin-port}. */
+    private static Channel bindAdmin(ServerConfig config, EventLoopGroup acceptor, Transport transport,
+            ServerContext context) throws InterruptedException {
+        if (config.adminPort() == ServerConfig.NO_ADMIN_PORT) {
+            return null;
+        }
+        return new ServerBootstrap()
+                .group(acceptor, acceptor)
+                .channel(transport.serverChannelClass())
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new AdminInitializer(context))
+                .bind(config.host(), config.adminPort()).sync().channel();
+    }
+
+    /** The JIT warm-up ({@code --warmup}), with /readyz saying so while it runs. */
+    private static WarmupReport warmUp(ServerContext context, EventLoopGroup workerGroup, ByteBufAllocator allocator,
+            Function<ChannelHandler, ServerBootstrap> mainPort) throws InterruptedException {
+        ServerConfig config = context.config();
+        if (config.warmupRequests() > 0) {
+            LOG.info("warming up: {} requests to itself before the port accepts (a few seconds; --warmup 0 skips "
+                    + "it)", config.warmupRequests());
+        }
+        context.warmingUp(true);
+        WarmupReport warmup = Warmup.run(config, workerGroup, allocator, mainPort);
+        logWarmup(warmup);
+        context.warmingUp(false);
+        return warmup;
     }
 
     /**
