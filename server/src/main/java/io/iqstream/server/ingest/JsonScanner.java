@@ -75,7 +75,7 @@ final class JsonScanner {
         if (stringEscaped && !pairedSurrogates()) {
             return false;
         }
-        if (stringEnd - stringStart > MAX_NAME_BYTES && unescapedUtf8Length() > MAX_NAME_BYTES) {
+        if (stringEnd - stringStart > MAX_NAME_BYTES && JsonEscapes.unescapedUtf8Length(bytes, stringStart, stringEnd) > MAX_NAME_BYTES) {
             return fail("member name longer than " + MAX_NAME_BYTES + " bytes");
         }
         skipWhitespace();
@@ -216,7 +216,7 @@ final class JsonScanner {
                     case '"', '\\', '/', 'b', 'f', 'n', 'r', 't' -> p += 2;
                     case 'u' -> {
                         for (int i = p + 2; i < p + 6; i++) {
-                            if (i >= e || hexValue(b[i]) < 0) {
+                            if (i >= e || JsonEscapes.hexValue(b[i]) < 0) {
                                 return failAt(i, "expected a hex digit in a \\u escape");
                             }
                         }
@@ -333,25 +333,8 @@ final class JsonScanner {
 
     /** Whether the last string, unescaped, is {@code target} (ASCII). */
     boolean stringIs(byte[] target) {
-        if (!stringEscaped) {
-            return Arrays.equals(bytes, stringStart, stringEnd, target, 0, target.length);
-        }
-        int t = 0;
-        int p = stringStart;
-        while (p < stringEnd) {
-            int c = bytes[p];
-            if (c == '\\') {
-                c = unescape(p);
-                p += bytes[p + 1] == 'u' ? 6 : 2;
-            } else {
-                p++;
-            }
-            if (t >= target.length || target[t] != c) {
-                return false;
-            }
-            t++;
-        }
-        return t == target.length;
+        return stringEscaped ? JsonEscapes.equalsUnescaped(bytes, stringStart, stringEnd, target)
+                : Arrays.equals(bytes, stringStart, stringEnd, target, 0, target.length);
     }
 
     /**
@@ -365,64 +348,20 @@ final class JsonScanner {
                 p++;
                 continue;
             }
-            int c = unescape(p);
+            int c = JsonEscapes.unescape(bytes, p);
             p += bytes[p + 1] == 'u' ? 6 : 2;
             if (Character.isLowSurrogate((char) c)) {
                 return failAt(p - 6, "unexpected low surrogate in a member name");
             }
             if (Character.isHighSurrogate((char) c)) {
                 if (p + 1 >= stringEnd || bytes[p] != '\\' || bytes[p + 1] != 'u'
-                        || !Character.isLowSurrogate((char) unescape(p))) {
+                        || !Character.isLowSurrogate((char) JsonEscapes.unescape(bytes, p))) {
                     return failAt(p, "broken surrogate pair in a member name");
                 }
                 p += 6;
             }
         }
         return true;
-    }
-
-    /** Length in UTF-8 bytes of the last string unescaped (an escaped surrogate pair is 4), as Jackson counts. */
-    private int unescapedUtf8Length() {
-        int n = 0;
-        int p = stringStart;
-        while (p < stringEnd) {
-            if (bytes[p] == '\\') {
-                int c = unescape(p);
-                p += bytes[p + 1] == 'u' ? 6 : 2;
-                n += c < 0x80 ? 1 : c < 0x800 ? 2 : Character.isSurrogate((char) c) ? 2 : 3;
-            } else {
-                p++;
-                n++;
-            }
-        }
-        return n;
-    }
-
-    /** The UTF-16 unit of the (well-formed) escape at {@code p}. */
-    private int unescape(int p) {
-        return switch (bytes[p + 1]) {
-            case 'b' -> '\b';
-            case 'f' -> '\f';
-            case 'n' -> '\n';
-            case 'r' -> '\r';
-            case 't' -> '\t';
-            case 'u' -> hexValue(bytes[p + 2]) << 12 | hexValue(bytes[p + 3]) << 8 | hexValue(bytes[p + 4]) << 4
-                    | hexValue(bytes[p + 5]);
-            default -> bytes[p + 1];
-        };
-    }
-
-    private static int hexValue(byte c) {
-        if (c >= '0' && c <= '9') {
-            return c - '0';
-        }
-        if (c >= 'a' && c <= 'f') {
-            return c - 'a' + 10;
-        }
-        if (c >= 'A' && c <= 'F') {
-            return c - 'A' + 10;
-        }
-        return -1;
     }
 
     private static boolean isDigit(byte c) {
