@@ -16,7 +16,7 @@ final class JsonEscapes {
             int c = b[p];
             if (c == '\\') {
                 c = unescape(b, p);
-                p += b[p + 1] == 'u' ? 6 : 2;
+                p += length(b, p);
             } else {
                 p++;
             }
@@ -38,7 +38,7 @@ final class JsonEscapes {
         while (p < end) {
             if (b[p] == '\\') {
                 int c = unescape(b, p);
-                p += b[p + 1] == 'u' ? 6 : 2;
+                p += length(b, p);
                 n += c < 0x80 ? 1 : c < 0x800 ? 2 : Character.isSurrogate((char) c) ? 2 : 3;
             } else {
                 p++;
@@ -46,6 +46,11 @@ final class JsonEscapes {
             }
         }
         return n;
+    }
+
+    /** Bytes the (well-formed) escape at {@code b[p]} takes: 6 for a u escape (four hex digits), else 2. */
+    static int length(byte[] b, int p) {
+        return b[p + 1] == 'u' ? 6 : 2;
     }
 
     /** The UTF-16 unit of the (well-formed) escape at {@code b[p]}. */

@@ -349,7 +349,7 @@ final class JsonScanner {
                 continue;
             }
             int c = JsonEscapes.unescape(bytes, p);
-            p += bytes[p + 1] == 'u' ? 6 : 2;
+            p += JsonEscapes.length(bytes, p);
             if (Character.isLowSurrogate((char) c)) {
                 return failAt(p - 6, "unexpected low surrogate in a member name");
             }
