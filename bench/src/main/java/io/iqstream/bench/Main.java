@@ -12,6 +12,9 @@ public final class Main {
 
   public static void main(String[] args) throws Exception {
     Path repo = repoRoot();
+    if (args.length > 0 && args[0].equals("--paired")) {
+      System.exit(Paired.run(List.of(args).subList(1, args.length), repo));
+    }
     BenchOptions options;
     try {
       options = BenchOptions.parse(args, repo);

@@ -67,9 +67,11 @@ class BenchOptionsTest {
   }
 
   @Test
-  void theLongestWarmupIsThreeTimesTheShortestUnlessGiven() {
-    assertEquals(60_000, parse().warmupMaxMs());
-    assertEquals(36_000, parse("--warmup", "12s").warmupMaxMs());
+  void theLongestWarmupIs180sOrThreeTimesTheShortestUnlessGivenAndQuickStaysQuick() {
+    assertEquals(180_000, parse().warmupMaxMs());
+    assertEquals(180_000, parse("--warmup", "12s").warmupMaxMs());
+    assertEquals(270_000, parse("--warmup", "90s").warmupMaxMs());
+    assertEquals(36_000, parse("--quick").warmupMaxMs());
     assertEquals(12_000, parse("--warmup", "12s", "--warmup-max", "12s").warmupMaxMs());
     assertThrows(IllegalArgumentException.class,
         () -> parse("--warmup", "20s", "--warmup-max", "10s"));
