@@ -50,17 +50,24 @@ public final class Main {
    * generator thread for tens of milliseconds; ZGC's pauses stay under a millisecond).
    */
   private static int rerunWithZgc(String[] args) throws Exception {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(ProcessHandle.current().info().command().orElse("java"));
+    List<String> jvm = new ArrayList<>();
     for (String a : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
       if (!(a.startsWith("-XX:+Use") && a.endsWith("GC"))) {
-        cmd.add(a);
+        jvm.add(a);
       }
     }
-    cmd.addAll(List.of("-XX:+UseZGC", "-Xms512m", "-D" + CHILD + "=true", "-cp",
-        System.getProperty("java.class.path"), Main.class.getName()));
-    cmd.addAll(List.of(args));
-    return new ProcessBuilder(cmd).inheritIO().start().waitFor();
+    jvm.addAll(List.of("-XX:+UseZGC", "-Xms512m", "-D" + CHILD + "=true"));
+    return new ProcessBuilder(benchCommand(jvm, List.of(args))).inheritIO().start().waitFor();
+  }
+
+  /** The command that runs this bench's {@code main} again: this JVM's java and class path, {@code jvm} flags. */
+  static List<String> benchCommand(List<String> jvm, List<String> args) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(ProcessHandle.current().info().command().orElse("java"));
+    cmd.addAll(jvm);
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
+    cmd.addAll(args);
+    return cmd;
   }
 
   /** The repository root: IQSTREAM_HOME, else the working directory if it holds bench/. */

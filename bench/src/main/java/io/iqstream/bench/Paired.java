@@ -116,7 +116,7 @@ final class Paired {
     int pairs = 4;
     String level = "100";
     String window = "60s";
-    String warmup = "180s";
+    String warmup = BenchOptions.DEFAULT_WARMUP_MAX_MS / 1000 + "s"; // the bench's own longest warm-up
     String dropEvery = "10";
     String optsA = "";
     String optsB = "";
@@ -200,12 +200,15 @@ final class Paired {
       Path dirB = dir.resolve("pair-" + p + "-B");
       System.out.println("[paired] pair " + p + " of " + plan.pairs() + ": A and B at once, " + (bFirst ? "B" : "A")
           + " started first (logs in " + dir + ")");
-      Process first = bFirst ? start(plan.jarB(), plan.optsB(), plan.benchArgs(), dirB)
-          : start(plan.jarA(), plan.optsA(), plan.benchArgs(), dirA);
-      Process second = bFirst ? start(plan.jarA(), plan.optsA(), plan.benchArgs(), dirA)
-          : start(plan.jarB(), plan.optsB(), plan.benchArgs(), dirB);
-      Process a = bFirst ? second : first;
-      Process b = bFirst ? first : second;
+      Process a;
+      Process b;
+      if (bFirst) {
+        b = start(plan.jarB(), plan.optsB(), plan.benchArgs(), dirB);
+        a = start(plan.jarA(), plan.optsA(), plan.benchArgs(), dirA);
+      } else {
+        a = start(plan.jarA(), plan.optsA(), plan.benchArgs(), dirA);
+        b = start(plan.jarB(), plan.optsB(), plan.benchArgs(), dirB);
+      }
       int ra = a.waitFor();
       int rb = b.waitFor();
       if (ra != 0 || rb != 0) {
@@ -239,16 +242,13 @@ final class Paired {
 
   /** A bench of its own for {@code jar}, in a JVM like this one's child (ZGC), its output in {@code dir}.log. */
   private static Process start(Path jar, String jvmOpts, List<String> common, Path dir) throws IOException {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(ProcessHandle.current().info().command().orElse("java"));
-    cmd.addAll(ManagementFactory.getRuntimeMXBean().getInputArguments());
-    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), Main.class.getName()));
-    cmd.addAll(common);
+    List<String> args = new ArrayList<>(common);
     if (!jvmOpts.isBlank()) {
-      cmd.addAll(List.of("--server-jvm-opts", jvmOpts));
+      args.addAll(List.of("--server-jvm-opts", jvmOpts));
     }
-    cmd.addAll(List.of("--out", dir.toString()));
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+    args.addAll(List.of("--out", dir.toString()));
+    ProcessBuilder pb = new ProcessBuilder(Main.benchCommand(ManagementFactory.getRuntimeMXBean()
+        .getInputArguments(), args)).redirectErrorStream(true)
         .redirectOutput(dir.resolveSibling(dir.getFileName() + ".log").toFile());
     pb.environment().put("IQSTREAM_JAR", jar.toAbsolutePath().toString());
     return pb.start();

@@ -75,7 +75,8 @@ final class JsonScanner {
         if (stringEscaped && !pairedSurrogates()) {
             return false;
         }
-        if (stringEnd - stringStart > MAX_NAME_BYTES && JsonEscapes.unescapedUtf8Length(bytes, stringStart, stringEnd) > MAX_NAME_BYTES) {
+        if (stringEnd - stringStart > MAX_NAME_BYTES
+                && JsonEscapes.unescapedUtf8Length(bytes, stringStart, stringEnd) > MAX_NAME_BYTES) {
             return fail("member name longer than " + MAX_NAME_BYTES + " bytes");
         }
         skipWhitespace();
