@@ -313,7 +313,16 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         if (route.events() && method.equals(HttpMethod.POST)) {
             publish = PublishSession.open(ctx, request, server, registry, runId, keepAlive);
         } else if (route.events()) {
+            String live = RequestTarget.parse(request.uri()).parameter("live");
+            if (live != null && !live.equals("true") && !live.equals("false")) {
+                refuse(ctx, request, Refusal.BAD_REQUEST, "bad_request", HttpResponseStatus.BAD_REQUEST,
+                        "live must be true or false", keepAlive);
+                return;
+            }
             subscribe = new SubscriberStream(ctx, request, server, registry, runId, lastEventId, keepAlive);
+            if ("false".equals(live)) {
+                subscribe.endAtTail();
+            }
             subscribe.start();
             if (lastEventId > 0 && subscribe.hasBegun()) {
                 metrics.resumeLatency(System.nanoTime() - timeouts.headStartNanos());

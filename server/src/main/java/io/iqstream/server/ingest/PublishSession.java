@@ -2,6 +2,7 @@ package io.iqstream.server.ingest;
 
 import io.netty.channel.Channel;
 import io.iqstream.server.ServerContext;
+import io.iqstream.server.config.Quantities;
 import io.iqstream.server.http.HttpReplies;
 import io.iqstream.server.http.Json;
 import io.iqstream.server.http.LastEventId;
@@ -35,6 +36,8 @@ import java.util.concurrent.TimeUnit;
 public final class PublishSession implements EventSink {
     /** The publisher's belief of the run's last event id, checked by {@link #continuesRun}. */
     private static final String LAST_EVENT_ID = "Last-Event-ID";
+    /** How long the run may go without a publishing request before it ends PUBLISHER_LOST (docs/API.md). */
+    static final String PUBLISHER_LEASE = "X-IQStream-Publisher-Lease";
     private final ChannelHandlerContext ctx;
     private final HttpRequest request;
     private final ServerContext server;
@@ -82,6 +85,11 @@ public final class PublishSession implements EventSink {
                             + "application/json", false);
             return null;
         }
+        long leaseMs = publisherLeaseMs(ctx, request, server);
+        if (leaseMs == LEASE_REFUSED) {
+            splitter.release();
+            return null;
+        }
         Run run = registry.get(runId);
         if (!continuesRun(ctx, request, server, registry, runId, run)) {
             splitter.release();
@@ -121,12 +129,44 @@ public final class PublishSession implements EventSink {
                 return null;
             }
         }
+        if (leaseMs >= 0) {
+            run.publisherLeaseMs(leaseMs);
+        }
         PublishSession session = new PublishSession(ctx, request, server, registry, run, splitter, keepAlive);
         run.publisher(session);
         registry.publisherAttached(run);
         metrics.publishersActive.increment();
         session.scheduleIdleCheck(session.idleTimeoutNanos);
         return session;
+    }
+
+    private static final long LEASE_REFUSED = -2;
+
+    /**
+     * The request's {@code X-IQStream-Publisher-Lease} in milliseconds (a duration as flags take it, {@code 0} to
+     * {@code --run-idle-timeout}), -1 when absent; {@link #LEASE_REFUSED} after answering 400
+     * {@code bad_publisher_lease}.
+     */
+    private static long publisherLeaseMs(ChannelHandlerContext ctx, HttpRequest request, ServerContext server) {
+        String header = request.headers().get(PUBLISHER_LEASE);
+        if (header == null) {
+            return -1;
+        }
+        long maxMs = server.config().runIdleTimeoutMs();
+        long ms;
+        try {
+            ms = Quantities.parseDurationMs(header);
+        } catch (RuntimeException e) {
+            ms = -1;
+        }
+        if (ms >= 0 && ms <= maxMs) {
+            return ms;
+        }
+        server.metrics().refused(Refusal.BAD_REQUEST);
+        server.replies().error(ctx, request, "bad_publisher_lease", HttpResponseStatus.BAD_REQUEST,
+                PUBLISHER_LEASE + " must be a duration such as 500ms or 5s, from 0 to --run-idle-timeout ("
+                        + Quantities.formatDurationMs(maxMs) + ")", false);
+        return LEASE_REFUSED;
     }
 
     /**

@@ -34,6 +34,7 @@ public final class Run {
     private String threadId;
     private long startedAtMs;
     private long endedAtMs;
+    private long publisherLeaseMs = -1;
 
     public Run(String id, ByteBufAllocator allocator, SegmentCodec codec, SegmentCopies copies, long nowNanos) {
         this.id = id;
@@ -126,6 +127,19 @@ public final class Run {
 
     public void chargedBytes(long bytes) {
         this.chargedBytes = bytes;
+    }
+
+    /**
+     * How long the run waits for a publishing request once none is open, set by the publisher's
+     * {@code X-IQStream-Publisher-Lease}; -1 (the default) when it never sent one: then a broken request waits
+     * {@code --publisher-timeout} and a completed one {@code --run-idle-timeout}.
+     */
+    public long publisherLeaseMs() {
+        return publisherLeaseMs;
+    }
+
+    public void publisherLeaseMs(long ms) {
+        this.publisherLeaseMs = ms;
     }
 
     /** The run's single pending timer (publisher-lost, idle or retention), replaced as the run changes state. */

@@ -376,13 +376,24 @@ public final class RunLog {
      * segment is packed and the memory budget cannot take its unpacked copy now (try again later).
      */
     public ByteBuf readFrom(long fromId) {
+        return readFrom(fromId, size);
+    }
+
+    /**
+     * As {@link #readFrom(long)}, but never past event {@code toId}: a read that ends at a tail fixed earlier
+     * ({@code ?live=false}). {@link #NOTHING} when {@code fromId > toId}.
+     */
+    public ByteBuf readFrom(long fromId, long toId) {
         long from = Math.max(fromId, 1);
-        if (released || from > size) {
+        if (released || from > size || from > toId) {
             return NOTHING;
         }
         int i = (int) (from - 1);
         int seg = segmentOf(i);
         int last = seg + 1 < segmentCount ? segmentFirstEvent[seg + 1] - 1 : size - 1;
+        if (toId - 1 < last) {
+            last = (int) (toId - 1);
+        }
         int start = i == segmentFirstEvent[seg] ? 0 : endOf(i - 1);
         int end = endOf(last);
         if (packedLength[seg] == 0) {

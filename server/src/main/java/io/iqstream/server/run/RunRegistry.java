@@ -257,16 +257,29 @@ public final class RunRegistry {
         run.timer(loop.schedule(() -> drop(run), config.retentionMs(), TimeUnit.MILLISECONDS));
     }
 
-    /** A publishing request broke off: unless another arrives in time, the run ends with PUBLISHER_LOST. */
+    /**
+     * A publishing request broke off: unless another arrives in time (the run's publisher lease, else
+     * {@code --publisher-timeout}), the run ends with PUBLISHER_LOST.
+     */
     public void publisherLost(Run run) {
-        endUnlessPublished(run, config.publisherTimeoutMs(), metrics.publishersLost, "PUBLISHER_LOST",
-                "publisher disconnected");
+        long leaseMs = run.publisherLeaseMs();
+        endUnlessPublished(run, leaseMs >= 0 ? leaseMs : config.publisherTimeoutMs(), metrics.publishersLost,
+                "PUBLISHER_LOST", "publisher disconnected");
     }
 
-    /** A publishing request ended cleanly with the run still open: the idle clock starts. */
+    /**
+     * A publishing request ended cleanly with the run still open: the idle clock starts, or, when the publisher
+     * holds a lease, the lease's clock (a producer that dies between two requests is then told from a pause).
+     */
     public void publisherDone(Run run) {
-        endUnlessPublished(run, config.runIdleTimeoutMs(), metrics.runsIdled, "RUN_IDLE",
-                "run idle: no publisher and no event");
+        long leaseMs = run.publisherLeaseMs();
+        if (leaseMs >= 0) {
+            endUnlessPublished(run, leaseMs, metrics.publishersLost, "PUBLISHER_LOST",
+                    "publisher lost: no publishing request within its lease of " + leaseMs + " ms");
+        } else {
+            endUnlessPublished(run, config.runIdleTimeoutMs(), metrics.runsIdled, "RUN_IDLE",
+                    "run idle: no publisher and no event");
+        }
     }
 
     /** Ends {@code run} with RUN_ERROR {@code code} after {@code delayMs} unless a publisher attaches first. */

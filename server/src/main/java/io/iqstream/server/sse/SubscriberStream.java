@@ -64,6 +64,9 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     private final ServerConfig config;
     private Run run;
     private int nextId;
+    /** The last event id this stream writes: the run's tail when it began for {@code ?live=false}, else unbounded. */
+    private int untilId = Integer.MAX_VALUE;
+    private boolean snapshot;
     private boolean started;
     private boolean done;
     private boolean pendingFlush;
@@ -93,6 +96,14 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         this.config = server.config();
     }
 
+    /**
+     * Makes this a read that ends at the run's tail as it is when the stream begins ({@code ?live=false}): a run
+     * that does not exist is 404 at once, without waiting for it. Call before {@link #start()}.
+     */
+    public void endAtTail() {
+        snapshot = true;
+    }
+
     /** Finds the run, or waits for it (await-run), or answers 404/410. */
     public void start() {
         if (!server.budget().tryAdmitSubscriber()) {
@@ -110,7 +121,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             refuse(Refusal.GONE, HttpResponseStatus.GONE, "run " + runId + " has expired");
             return;
         }
-        if (config.awaitRunMs() <= 0) {
+        if (config.awaitRunMs() <= 0 || snapshot) {
             refuse(Refusal.NOT_FOUND, HttpResponseStatus.NOT_FOUND, "no run " + runId);
             return;
         }
@@ -160,10 +171,13 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         }
         // resumeAfter < last <= Integer.MAX_VALUE here, so the next id fits an int
         nextId = (int) (resumeAfter + 1);
+        if (snapshot) {
+            untilId = (int) last;
+        }
         ByteBuf first = null;
         if (nextId <= last) {
             // a packed segment is read through a shared unpacked copy the budget must take: ask before answering
-            first = r.log().readFrom(nextId);
+            first = r.log().readFrom(nextId, untilId);
             if (first == null) {
                 refuse(Refusal.OVER_BUDGET, HttpResponseStatus.SERVICE_UNAVAILABLE,
                         "the memory budget cannot unpack this run's history now; retry");
@@ -198,7 +212,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         run.addReader(this);
         if (first != null) {
             // the first replayed frames go out now: the rest of a long replay (more unpacks) follows behind them
-            writeFrames(first, (int) r.log().lastIdInSegmentOf(nextId));
+            writeFrames(first, (int) Math.min(r.log().lastIdInSegmentOf(nextId), untilId));
             ctx.flush();
         }
         pump();
@@ -216,9 +230,9 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             return;
         }
         RunLog log = run.log();
-        int last = run.lastEventId();
+        int last = Math.min(run.lastEventId(), untilId);
         while (nextId <= last && ctx.channel().isWritable()) {
-            ByteBuf slice = log.readFrom(nextId);
+            ByteBuf slice = log.readFrom(nextId, last);
             if (slice == null) {
                 // the budget cannot take this segment's unpacked copy now: tick retries, cut past the lag limit
                 if (memoryWaitSinceNanos == 0) {
@@ -227,7 +241,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
                 break;
             }
             memoryWaitSinceNanos = 0;
-            writeFrames(slice, (int) log.lastIdInSegmentOf(nextId));
+            writeFrames(slice, (int) Math.min(log.lastIdInSegmentOf(nextId), last));
         }
         if (pendingFlush) {
             lastWriteNanos = System.nanoTime();
@@ -235,7 +249,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
                 metrics.relayLatency(lastWriteNanos - run.lastAppendNanos());
             }
         }
-        if (run.isEnded() && nextId > last) {
+        if ((run.isEnded() || snapshot) && nextId > last) {
             finish();
         }
     }

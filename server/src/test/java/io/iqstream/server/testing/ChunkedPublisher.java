@@ -24,13 +24,20 @@ public final class ChunkedPublisher implements AutoCloseable {
 
     public static ChunkedPublisher open(int port, String runId, String contentType, String token)
             throws IOException {
+        return open(port, runId, contentType, token, new String[0]);
+    }
+
+    /** As {@link #open(int, String, String, String)}, with extra header lines ({@code "Name: value"}). */
+    public static ChunkedPublisher open(int port, String runId, String contentType, String token,
+            String... headerLines) throws IOException {
         Socket s = new Socket("127.0.0.1", port);
         s.setSoTimeout(20_000);
         s.setTcpNoDelay(true);
         ChunkedPublisher p = new ChunkedPublisher(s);
         String head = "POST /v1/runs/" + runId + "/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                 + "Content-Type: " + contentType + "\r\nTransfer-Encoding: chunked\r\n"
-                + (token == null ? "" : "Authorization: Bearer " + token + "\r\n") + "\r\n";
+                + (token == null ? "" : "Authorization: Bearer " + token + "\r\n")
+                + (headerLines.length == 0 ? "" : String.join("\r\n", headerLines) + "\r\n") + "\r\n";
         p.out.write(head.getBytes(StandardCharsets.UTF_8));
         p.out.flush();
         return p;
