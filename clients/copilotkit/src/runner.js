@@ -10,7 +10,7 @@
  *   (with the run's input), written by the runner before the agent starts; its `threadId` puts the
  *   run in the server's thread index. The agent starts only once that event reads back as the
  *   run's first, so an instance that lost a race for the id never starts one.
- * - The thread's held runs come from one request, `GET /v1/threads/{threadId}/runs` (oldest first,
+ * - The thread's held runs come from `GET /v1/threads/{threadId}/runs` (its pages, oldest first,
  *   each running or ended). `n` is the newest held run's `n` + 1 (0 for a thread with none), so two
  *   instances starting a run on one thread at the same instant pick the same id, and IQ-Stream lets
  *   only one of them publish (the other reads another's RUN_STARTED first: "Thread already running").
@@ -129,18 +129,26 @@ export class IqStreamAgentRunner extends AgentRunner {
   }
 
   /**
-   * The thread's held runs, oldest first (`GET /v1/threads/{threadId}/runs`); [] for a thread
-   * IQ-Stream holds no run of.
+   * The thread's held runs, oldest first (`GET /v1/threads/{threadId}/runs`, every page: the answer is paged
+   * by `limit` and its `next` cursor); [] for a thread IQ-Stream holds no run of.
    * @returns {Promise<Array<{ runId: string, running: boolean, events: number, startedAt: number, endedAt: number | null }>>}
    */
   async threadRuns(threadId) {
-    const r = await fetch(`${this.baseUrl}/v1/threads/${encodeURIComponent(threadId)}/runs`, {
-      headers: await this._headers(),
-    });
-    const text = await r.text();
-    if (r.status === 200) return JSON.parse(text).runs;
-    if (r.status === 404) return [];
-    throw new Error(`IQ-Stream answered ${r.status} for thread ${threadId}: ${text}`);
+    const runs = [];
+    let after = null;
+    do {
+      const query = `limit=1000${after ? `&after=${encodeURIComponent(after)}` : ""}`;
+      const r = await fetch(`${this.baseUrl}/v1/threads/${encodeURIComponent(threadId)}/runs?${query}`, {
+        headers: await this._headers(),
+      });
+      const text = await r.text();
+      if (r.status === 404 && after === null) return [];
+      if (r.status !== 200) throw new Error(`IQ-Stream answered ${r.status} for thread ${threadId}: ${text}`);
+      const page = JSON.parse(text);
+      runs.push(...page.runs);
+      after = page.next ?? null;
+    } while (after);
+    return runs;
   }
 
   /** A run's events (all of them, waiting for the end if it is running); [] when it is gone. */

@@ -1,5 +1,6 @@
 package io.iqstream.server;
 
+import java.util.concurrent.atomic.AtomicInteger;
 import io.iqstream.server.admission.MemoryBudget;
 import io.iqstream.server.auth.Authorizer;
 import io.iqstream.server.cluster.Cluster;
@@ -26,6 +27,7 @@ public final class ServerContext {
     private volatile Cluster cluster;
     private volatile boolean draining;
     private volatile boolean warmingUp;
+    private final AtomicInteger threadListings = new AtomicInteger();
 
     public ServerContext(ServerConfig config, Workers workers, Authorizer authorizer, Metrics metrics,
             MemoryBudget budget) {
@@ -64,6 +66,11 @@ public final class ServerContext {
 
     public HttpReplies replies() {
         return replies;
+    }
+
+    /** Thread listings being gathered now ({@code GET /v1/threads/{id}/runs}), capped by their route. */
+    public AtomicInteger threadListings() {
+        return threadListings;
     }
 
     /** The demo site, or null when the demo is off. */

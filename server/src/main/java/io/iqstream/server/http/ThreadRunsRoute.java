@@ -17,10 +17,11 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 
 /**
  * {@code GET /v1/threads/{threadId}/runs}: the held runs of a thread (runs whose first event is a
@@ -31,6 +32,12 @@ import java.util.concurrent.TimeUnit;
  * without the right, both before any 404); a run appears in the answer only when the token also grants publish or
  * subscribe on its run id. No listed run: 404 {@code not_found}.
  *
+ * <p>Limits: an answer holds at most {@code limit} runs ({@value #DEFAULT_LIMIT} by default, at most
+ * {@value #MAX_LIMIT}), oldest first, with {@code next}, the cursor of the following page ({@code after}), or null;
+ * each worker's part is one page too. At most {@value #MAX_IN_FLIGHT} listings are gathered at once on a node; one
+ * more is 503 {@code listings_busy} with {@code Retry-After: 1}. So the heap a burst of listings can take is
+ * bounded by {@value #MAX_IN_FLIGHT} pages, not by the number of runs or requests.
+ *
  * <p>Threading: called on the connection's loop. A thread's runs may live on every worker (a run's worker is chosen
  * by its run id), so each worker's {@link ThreadIndex} is asked on its own loop and the answers are joined without
  * blocking any loop: the reply is written from the connection's loop when the last worker answers. Workers that do
@@ -40,6 +47,12 @@ import java.util.concurrent.TimeUnit;
 public final class ThreadRunsRoute {
     /** How long the workers' answers are awaited. */
     static final long GATHER_TIMEOUT_MS = 2000;
+    /** Runs in an answer when the request names no {@code limit}. */
+    public static final int DEFAULT_LIMIT = 100;
+    /** Largest {@code limit}. */
+    public static final int MAX_LIMIT = 1000;
+    /** Listings gathered at once on a node. */
+    public static final int MAX_IN_FLIGHT = 4;
 
     private static final String PREFIX = "/v1/threads/";
     private static final String RUNS = "/runs";
@@ -94,7 +107,44 @@ public final class ThreadRunsRoute {
                     "the token does not allow listing thread " + threadId + " (the \"threads\" right)", false);
             return;
         }
-        gather(server, ctx, request, threadId, token, keepAlive);
+        int limit = limitOf(target.parameter("limit"));
+        String afterText = target.parameter("after");
+        ThreadRun.Cursor after = afterText == null ? null : ThreadRun.Cursor.decode(afterText);
+        if (limit < 0 || afterText != null && after == null) {
+            server.metrics().refused(Refusal.BAD_REQUEST);
+            replies.error(ctx, request, "bad_request", HttpResponseStatus.BAD_REQUEST, limit < 0
+                    ? "limit must be an integer from 1 to " + MAX_LIMIT
+                    : "after must be the next cursor of an earlier answer", keepAlive);
+            return;
+        }
+        AtomicInteger inFlight = server.threadListings();
+        if (inFlight.incrementAndGet() > MAX_IN_FLIGHT) {
+            inFlight.decrementAndGet();
+            server.metrics().refused(Refusal.LISTINGS_BUSY);
+            replies.error(ctx, request, Refusal.LISTINGS_BUSY, HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    MAX_IN_FLIGHT + " thread listings are being gathered already; try again", keepAlive);
+            return;
+        }
+        gather(server, ctx, request, threadId, token, after, limit, keepAlive);
+    }
+
+    /** The {@code limit} parameter: {@link #DEFAULT_LIMIT} when absent, -1 when not 1 to {@link #MAX_LIMIT}. */
+    private static int limitOf(String text) {
+        if (text == null) {
+            return DEFAULT_LIMIT;
+        }
+        if (text.isEmpty() || text.length() > 4) {
+            return -1;
+        }
+        int n = 0;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            n = n * 10 + (c - '0');
+        }
+        return n >= 1 && n <= MAX_LIMIT ? n : -1;
     }
 
     /** AG-UI thread ids are free text: any 1-256 characters but control characters. */
@@ -112,17 +162,21 @@ public final class ThreadRunsRoute {
     }
 
     private static void gather(ServerContext server, ChannelHandlerContext ctx, HttpRequest request, String threadId,
-            String token, boolean keepAlive) {
+            String token, ThreadRun.Cursor after, int limit, boolean keepAlive) {
         Workers workers = server.workers();
+        Predicate<String> visible = runId -> server.authorizer().authorizeAny(token, runId) == AuthDecision.ALLOWED;
         List<CompletableFuture<List<ThreadRun>>> parts = new ArrayList<>(workers.size());
         for (int i = 0; i < workers.size(); i++) {
             Worker w = workers.get(i);
-            parts.add(CompletableFuture.supplyAsync(() -> w.registry().threads().runsOf(threadId), w.loop()));
+            // one more than the page, so the answer knows whether a next page exists
+            parts.add(CompletableFuture.supplyAsync(
+                    () -> w.registry().threads().runsOf(threadId, after, limit + 1, visible), w.loop()));
         }
         ctx.channel().config().setAutoRead(false);
         CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
                 .orTimeout(GATHER_TIMEOUT_MS, TimeUnit.MILLISECONDS)
                 .whenComplete((ignored, failure) -> ctx.channel().eventLoop().execute(() -> {
+                    server.threadListings().decrementAndGet();
                     try {
                         if (failure != null) {
                             server.replies().error(ctx, request, "workers_busy",
@@ -132,13 +186,9 @@ public final class ThreadRunsRoute {
                         }
                         List<ThreadRun> runs = new ArrayList<>();
                         for (CompletableFuture<List<ThreadRun>> part : parts) {
-                            for (ThreadRun r : part.join()) {
-                                if (server.authorizer().authorizeAny(token, r.runId()) == AuthDecision.ALLOWED) {
-                                    runs.add(r);
-                                }
-                            }
+                            runs.addAll(part.join());
                         }
-                        reply(server, ctx, request, threadId, runs, keepAlive);
+                        reply(server, ctx, request, threadId, runs, after, limit, keepAlive);
                         ctx.channel().config().setAutoRead(true);
                     } catch (RuntimeException e) {
                         ctx.pipeline().fireExceptionCaught(e);
@@ -147,18 +197,19 @@ public final class ThreadRunsRoute {
     }
 
     private static void reply(ServerContext server, ChannelHandlerContext ctx, HttpRequest request, String threadId,
-            List<ThreadRun> runs, boolean keepAlive) {
-        if (runs.isEmpty()) {
+            List<ThreadRun> runs, ThreadRun.Cursor after, int limit, boolean keepAlive) {
+        if (runs.isEmpty() && after == null) {
             server.metrics().refused(Refusal.NOT_FOUND);
             server.replies().error(ctx, request, "not_found", HttpResponseStatus.NOT_FOUND,
                     "no held run of thread " + threadId, keepAlive);
             return;
         }
-        runs.sort(Comparator.comparingLong(ThreadRun::startedNanos).thenComparing(ThreadRun::runId));
-        StringBuilder sb = new StringBuilder(64 + 128 * runs.size()).append("{\"threadId\":");
+        runs.sort(ThreadRun.ORDER);
+        int n = Math.min(runs.size(), limit);
+        StringBuilder sb = new StringBuilder(64 + 128 * n).append("{\"threadId\":");
         Json.quote(sb, threadId);
         sb.append(",\"runs\":[");
-        for (int i = 0; i < runs.size(); i++) {
+        for (int i = 0; i < n; i++) {
             ThreadRun r = runs.get(i);
             sb.append(i == 0 ? "{" : ",{").append("\"runId\":");
             Json.quote(sb, r.runId());
@@ -168,7 +219,13 @@ public final class ThreadRunsRoute {
                     .append(",\"endedAt\":").append(r.ended() ? Long.toString(r.endedAtMs()) : "null")
                     .append('}');
         }
-        sb.append("]}");
+        sb.append("],\"next\":");
+        if (runs.size() > limit) {
+            Json.quote(sb, runs.get(limit - 1).cursor().encode());
+        } else {
+            sb.append("null");
+        }
+        sb.append('}');
         server.replies().json(ctx, request, HttpResponseStatus.OK, sb.toString(), keepAlive);
     }
 }

@@ -11,6 +11,7 @@ import io.iqstream.server.metrics.Refusal;
 import io.iqstream.server.run.AppendOutcome;
 import io.iqstream.server.run.Run;
 import io.iqstream.server.run.RunRegistry;
+import io.iqstream.server.run.ThreadIndex;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.HttpContent;
@@ -338,6 +339,9 @@ public final class PublishSession implements EventSink {
                     "run would exceed " + server.config().maxRunBytes() + " bytes (--max-run-bytes)");
             case OVER_BUDGET -> fail(Refusal.OVER_BUDGET, null, HttpResponseStatus.SERVICE_UNAVAILABLE,
                     "memory budget exhausted");
+            case THREAD_FULL -> fail(Refusal.THREAD_FULL, null, HttpResponseStatus.CONFLICT,
+                    "the run's thread already holds " + ThreadIndex.MAX_RUNS_PER_THREAD + " runs on this worker: "
+                            + "drop ended runs (DELETE) or wait for their retention");
         };
     }
 

@@ -17,6 +17,8 @@ public enum Refusal {
     OVER_BUDGET("over_budget"),
     DRAINING("draining"),
     SLOW_SUBSCRIBER("slow_subscriber"),
+    THREAD_FULL("thread_full"),
+    LISTINGS_BUSY("listings_busy"),
     INTERNAL_ERROR("internal_error");
 
     private final String label;

@@ -10,6 +10,8 @@ public enum AppendOutcome {
     RUN_ENDED,
     /** Storing it would pass {@code --max-run-bytes}: 413. */
     RUN_TOO_LARGE,
+    /** A RUN_STARTED of a thread that already holds {@link ThreadIndex#MAX_RUNS_PER_THREAD} runs here: 409. */
+    THREAD_FULL,
     /** The memory budget cannot hold it: 503. */
     OVER_BUDGET
 }

@@ -192,6 +192,9 @@ public final class RunRegistry {
         }
         // a run's first event, when a RUN_STARTED with a threadId, puts the run in its thread's index
         String threadId = run.lastEventId() == 0 ? ThreadIndex.threadIdOfRunStarted(json) : null;
+        if (threadId != null && threads.isFull(threadId)) {
+            return AppendOutcome.THREAD_FULL;
+        }
         if (threadId != null && !threads.charge(threadId, heldAfter)) {
             return AppendOutcome.OVER_BUDGET;
         }

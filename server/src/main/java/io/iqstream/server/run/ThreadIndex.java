@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * One worker's runs grouped by the {@code threadId} of their {@code RUN_STARTED} event: what
@@ -28,6 +29,12 @@ import java.util.List;
 public final class ThreadIndex {
     /** Longest thread id indexed (characters); a longer one leaves the run out of the index. */
     public static final int MAX_THREAD_ID_CHARS = 256;
+    /**
+     * Most held runs of one thread on one worker: a further RUN_STARTED of the thread is refused 409
+     * {@code thread_full} until ended runs are dropped (DELETE, or retention), so one thread cannot make a
+     * listing, or the index, unbounded.
+     */
+    public static final int MAX_RUNS_PER_THREAD = 1000;
     /** Fixed cost of one indexed run: the map entry or list slot and the run's index fields. */
     static final long ENTRY_BYTES = 96;
 
@@ -113,18 +120,30 @@ public final class ThreadIndex {
         }
     }
 
-    /** The thread's runs held by this worker, oldest first, as immutable snapshots (empty when none). */
-    public List<ThreadRun> runsOf(String threadId) {
+    /** Whether {@code threadId} already holds {@link #MAX_RUNS_PER_THREAD} runs on this worker. */
+    boolean isFull(String threadId) {
+        ArrayList<Run> runs = threads.get(threadId);
+        return runs != null && runs.size() >= MAX_RUNS_PER_THREAD;
+    }
+
+    /**
+     * One page of the thread's runs held by this worker, as immutable snapshots in listing order
+     * ({@link ThreadRun#ORDER}): those after {@code after} (null: from the first) that {@code visible} accepts, at
+     * most {@code max}. Work and garbage are bounded by {@link #MAX_RUNS_PER_THREAD} and {@code max}.
+     */
+    public List<ThreadRun> runsOf(String threadId, ThreadRun.Cursor after, int max, Predicate<String> visible) {
         ArrayList<Run> runs = threads.get(threadId);
         if (runs == null) {
             return List.of();
         }
         List<ThreadRun> out = new ArrayList<>(runs.size());
         for (Run r : runs) {
-            out.add(new ThreadRun(r.id(), r.isEnded(), r.lastEventId(), r.startedAtMs(), r.endedAtMs(),
-                    r.createdNanos()));
+            if ((after == null || after.isBefore(r.startedAtMs(), r.id())) && visible.test(r.id())) {
+                out.add(new ThreadRun(r.id(), r.isEnded(), r.lastEventId(), r.startedAtMs(), r.endedAtMs()));
+            }
         }
-        return out;
+        out.sort(ThreadRun.ORDER);
+        return out.size() > max ? List.copyOf(out.subList(0, max)) : out;
     }
 
     /** Bytes this index holds charged to the budget now. */

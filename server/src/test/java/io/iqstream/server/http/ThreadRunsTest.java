@@ -55,7 +55,7 @@ class ThreadRunsTest {
             List<String> order = runIds(r.body());
             assertEquals(List.of("c-9", "a-1", "b-7", "z-0", "m-3", "q-5", "live"), order, "publish order");
             assertTrue(r.body().endsWith("{\"runId\":\"live\",\"running\":true,\"events\":2,\"startedAt\":"
-                    + startedAt(r.body(), "live") + ",\"endedAt\":null}]}"), r.body());
+                    + startedAt(r.body(), "live") + ",\"endedAt\":null}],\"next\":null}"), r.body());
             assertTrue(r.body().matches(".*\"runId\":\"q-5\",\"running\":false,\"events\":2,\"startedAt\":\\d+,"
                     + "\"endedAt\":\\d+}.*"), r.body());
             live.send(FINISH + "\n");

@@ -50,8 +50,8 @@ class ThreadIndexTest {
         long each = ThreadIndex.bytesFor("thread");
         assertEquals(2 * each, budget.committedBytes());
         assertEquals(2 * each, index.chargedBytes());
-        assertEquals("a", index.runsOf("thread").get(0).runId());
-        assertEquals(100, index.runsOf("thread").get(0).startedAtMs());
+        assertEquals("a", index.runsOf("thread", null, 10, id -> true).get(0).runId());
+        assertEquals(100, index.runsOf("thread", null, 10, id -> true).get(0).startedAtMs());
         index.remove(a);
         assertEquals(each, budget.committedBytes());
         index.remove(a);
@@ -59,7 +59,7 @@ class ThreadIndexTest {
         index.remove(b);
         assertEquals(0, budget.committedBytes());
         assertEquals(0, index.threadCount());
-        assertTrue(index.runsOf("thread").isEmpty());
+        assertTrue(index.runsOf("thread", null, 10, id -> true).isEmpty());
         a.log().release();
         b.log().release();
     }
