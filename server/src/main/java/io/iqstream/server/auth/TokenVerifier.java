@@ -1,5 +1,6 @@
 package io.iqstream.server.auth;
 
+import io.iqstream.server.log.Redaction;
 import io.jsonwebtoken.Claims;
 import io.jsonwebtoken.Jws;
 import io.jsonwebtoken.JwtException;
@@ -125,18 +126,19 @@ final class TokenVerifier {
             jws = parserFor(ring).parseSignedClaims(token);
         } catch (KeyRing.UnknownKidException e) {
             if (LOG.isDebugEnabled()) {
-                LOG.debug("token refused: {}", printable(e.getMessage()));
+                LOG.debug("token refused: {}", Redaction.of(printable(e.getMessage())));
             }
             return Verified.refused(TokenRefusal.UNKNOWN_KEY);
         } catch (JwtException | IllegalArgumentException e) {
             if (LOG.isDebugEnabled()) {
-                LOG.debug("token refused: {}", printable(e.getMessage()));
+                LOG.debug("token refused: {}", Redaction.of(printable(e.getMessage())));
             }
             return Verified.refused(TokenRefusal.INVALID);
         } catch (RuntimeException e) {
             // jjwt is meant to answer hostile input with a JwtException; anything else is
             // a bug there or here, but the token is still not verified: refuse it.
-            LOG.warn("token refused after an unexpected {} (a bug worth reporting)", e.getClass().getName(), e);
+            LOG.warn("token refused after an unexpected {} (a bug worth reporting)", e.getClass().getName(),
+                    Redaction.of(e));
             return Verified.refused(TokenRefusal.INVALID);
         }
         Claims claims = jws.getPayload();

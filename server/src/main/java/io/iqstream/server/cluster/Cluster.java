@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
  * {@link #route}, called where a run request is about to be served (on the run's worker loop, after the token
  * was checked): it says whether to serve the request here or relays it to the node that holds the run.
  *
- * <p>Rules: a request that carries a valid peer header ({@link PeerAuth}) was forwarded by a peer and is served
- * here, never forwarded again; a run held here (or remembered as expired here) is served here; anything else goes
+ * <p>Rules: a request that carries a peer header verified by {@link #verifyPeer} was forwarded by a peer and is
+ * served here, never forwarded again (one that does not verify is refused before it gets here); a run held here (or remembered as expired here) is served here; anything else goes
  * where {@link RunLocator} finds the run — the owner of a new run being the rendezvous choice among the members
  * that take new runs. Any thread may hold it; {@link #route} runs on the run's loop.
  */
@@ -53,9 +53,10 @@ public final class Cluster implements AutoCloseable {
         }
         Member self = Member.parse(config.advertise());
         metrics.clustered();
-        Membership membership = new Membership(self, config.peers(), metrics.cluster);
+        PeerAuth auth = new PeerAuth(config.clusterSecret(), self);
+        Membership membership = new Membership(self, config.peers(), auth, metrics.cluster);
         LOG.info("cluster: this node is {}, peers {}", self, config.peers());
-        return new Cluster(membership, new PeerAuth(config.clusterSecret()),
+        return new Cluster(membership, auth,
                 new PeerChannels(transportName, metrics.cluster), replies, metrics.cluster);
     }
 
@@ -69,16 +70,36 @@ public final class Cluster implements AutoCloseable {
     }
 
     /**
+     * Checks a request that says it comes from a peer ({@link PeerAuth#HEADER}): the verified request, whose
+     * answer {@code proofs} will sign, or null (the caller refuses it: such a request is never served as a
+     * client's, nor forwarded, so no request loops between nodes whose secrets or clocks disagree). On the
+     * connection's loop.
+     */
+    public PeerAuth.Incoming verifyPeer(HttpRequest request, PeerProofHandler proofs) {
+        PeerAuth.Incoming in = auth.verify(request.headers().get(PeerAuth.HEADER), request.method().name(),
+                request.uri(), System.currentTimeMillis());
+        if (in == null) {
+            metrics.failed(ClusterMetrics.Failure.UNPROVEN);
+        } else {
+            proofs.expect(in);
+        }
+        return in;
+    }
+
+    /** The handler that signs this node's answers to peers, one per connection. */
+    public PeerProofHandler newProofHandler() {
+        return new PeerProofHandler(auth);
+    }
+
+    /**
      * Decides where a run request is served. Returns null: serve it here; {@link Relay#ANSWERED}: it was a peer's
      * lookup and has been answered; {@link Relay#PENDING}: peers are being asked, {@code later} gets the
      * outcome (null or a relay) on this loop; any other relay: the request is being forwarded, body chunks go to
      * it. On the run's worker loop.
      */
     public Relay route(ChannelHandlerContext ctx, HttpRequest request, String runId, RunRegistry registry,
-            boolean keepAlive, Consumer<Relay> later) {
-        String peerHeader = request.headers().get(PeerAuth.HEADER);
-        if (peerHeader != null && auth.verify(peerHeader, request.method().name(), request.uri(),
-                System.currentTimeMillis())) {
+            boolean keepAlive, boolean fromPeer, Consumer<Relay> later) {
+        if (fromPeer) {
             if (request.headers().contains(RunLocator.LOCATE)) {
                 boolean held = registry.get(runId) != null || registry.isGone(runId);
                 replies.json(ctx, request, held ? HttpResponseStatus.OK : HttpResponseStatus.NOT_FOUND,

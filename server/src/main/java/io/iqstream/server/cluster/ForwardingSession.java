@@ -39,6 +39,9 @@ final class ForwardingSession implements Relay {
     private final HttpReplies replies;
     private final ClusterMetrics metrics;
     private final boolean keepAlive;
+    private final PeerAuth auth;
+    /** The peer header sent: the answer's proof must match it. */
+    private final PeerAuth.Signed signed;
     private final HttpRequest outgoing;
     private final ArrayDeque<HttpContent> pending = new ArrayDeque<>(4);
     private Channel peer;
@@ -64,7 +67,10 @@ final class ForwardingSession implements Relay {
                 HttpHeaderNames.EXPECT}) {
             headers.remove(hop);
         }
-        headers.set(PeerAuth.HEADER, auth.sign(request.method().name(), request.uri(), System.currentTimeMillis()));
+        headers.remove(PeerAuth.PROOF);
+        this.signed = auth.sign(target, request.method().name(), request.uri(), System.currentTimeMillis());
+        this.auth = auth;
+        headers.set(PeerAuth.HEADER, signed.header());
         if (!request.protocolVersion().isKeepAliveDefault()) {
             headers.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
         }
@@ -171,10 +177,25 @@ final class ForwardingSession implements Relay {
             ReferenceCountUtil.release(msg);
             return;
         }
+        if (msg instanceof HttpResponse r
+                && !auth.proves(signed, r.status().code(), r.headers().get(PeerAuth.PROOF))) {
+            // the answer does not come from a holder of the secret: nothing of it reaches the client
+            ReferenceCountUtil.release(msg);
+            done = true;
+            metrics.failed(ClusterMetrics.Failure.UNPROVEN);
+            membership.suspect(target);
+            releasePending();
+            peer.close();
+            replies.error(client, null, "peer_unproven", HttpResponseStatus.BAD_GATEWAY,
+                    "the node that serves this run (" + target + ") answered without proof of the cluster "
+                            + "secret; retry", false);
+            return;
+        }
         if (msg instanceof HttpResponse r) {
             responseStarted = true;
             responseKeepAlive = HttpUtil.isKeepAlive(r);
             HttpHeaders h = r.headers().copy();
+            h.remove(PeerAuth.PROOF);
             h.remove(HttpHeaderNames.CONNECTION);
             h.remove(HttpHeaderNames.KEEP_ALIVE);
             boolean clientKeeps = keepAlive && responseKeepAlive;

@@ -24,8 +24,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Who is in the cluster, and who takes new runs. Every {@link #PROBE_INTERVAL_MS} it re-resolves each
  * {@code --peers} host (a DNS name may list many addresses: a Kubernetes headless Service), adds this node's own
- * {@code --advertise}, and asks every member {@code GET /readyz}: 200 is <em>ready</em> (takes new runs), any
- * other answer is <em>alive</em> (holds runs, takes none: draining or at its memory budget); a refused connection
+ * {@code --advertise}, and asks every member {@code GET /readyz}, signed ({@link PeerAuth}): an answer without proof
+ * of the cluster secret is no member at all (never ready, never alive: nothing is sent to it); 200 is
+ * <em>ready</em> (takes new runs), any other proven answer is <em>alive</em> (holds runs, takes none: draining or at its memory budget); a refused connection
  * is dead at once, no answer {@link #FAILS_TO_DEAD} times in a row (a stalled node) is dead; a member that misses
  * fewer probes keeps its state, and this node never counts itself dead. The result is an immutable {@link View}, published through a
  * volatile field.
@@ -46,6 +47,8 @@ public final class Membership implements AutoCloseable {
     static final long PROBE_TIMEOUT_MS = 1500;
     /** {@link #probe} result for a refused connection: nothing listens there, dead at once. */
     private static final int REFUSED = -2;
+    /** {@link #probe} result for an answer without proof of the secret: not a member, at once. */
+    private static final int UNPROVEN = -3;
     static final int HISTORY = 8;
     /** How long an earlier ready set is remembered: runs created under it are looked for at its owners. */
     static final long HISTORY_NANOS = TimeUnit.HOURS.toNanos(1);
@@ -59,6 +62,9 @@ public final class Membership implements AutoCloseable {
     }
 
     private final Member self;
+    private final PeerAuth auth;
+    /** Members whose last answer did not prove the secret (logged once as they turn so). Scheduler thread only. */
+    private final Set<Member> unproven = new TreeSet<>();
     private final List<String> peers;
     private final HttpClient http;
     private final ClusterMetrics metrics;
@@ -71,8 +77,9 @@ public final class Membership implements AutoCloseable {
     /** When each entry of the view's history was replaced, newest first. Scheduler thread only. */
     private final List<Long> replacedAtNanos = new ArrayList<>();
 
-    public Membership(Member self, List<String> peers, ClusterMetrics metrics) {
+    public Membership(Member self, List<String> peers, PeerAuth auth, ClusterMetrics metrics) {
         this.self = self;
+        this.auth = auth;
         this.peers = List.copyOf(peers);
         this.metrics = metrics;
         this.view = new View(self, List.of(self), Set.of(self), List.of());
@@ -147,10 +154,14 @@ public final class Membership implements AutoCloseable {
         }
         Map<Member, CompletableFuture<Integer>> answers = new HashMap<>();
         for (Member m : members) {
+            PeerAuth.Signed signed = auth.sign(m, "GET", "/readyz", System.currentTimeMillis());
             HttpRequest r = HttpRequest.newBuilder(URI.create("http://" + m.key() + "/readyz"))
-                    .timeout(Duration.ofMillis(PROBE_TIMEOUT_MS)).GET().build();
+                    .timeout(Duration.ofMillis(PROBE_TIMEOUT_MS)).header(PeerAuth.HEADER, signed.header()).GET()
+                    .build();
             answers.put(m, http.sendAsync(r, HttpResponse.BodyHandlers.discarding())
-                    .thenApply(HttpResponse::statusCode).exceptionally(Membership::failure));
+                    .thenApply(a -> auth.proves(signed, a.statusCode(), a.headers().firstValue(PeerAuth.PROOF)
+                            .orElse(null)) ? a.statusCode() : UNPROVEN)
+                    .exceptionally(Membership::failure));
         }
         List<Member> ready = new ArrayList<>();
         Set<Member> alive = new TreeSet<>();
@@ -159,8 +170,20 @@ public final class Membership implements AutoCloseable {
         for (Map.Entry<Member, CompletableFuture<Integer>> e : answers.entrySet()) {
             Member m = e.getKey();
             int code = e.getValue().join();
-            definitive &= code > 0 || code == REFUSED || m.equals(self)
+            definitive &= code > 0 || code == REFUSED || code == UNPROVEN || m.equals(self)
                     || failures.getOrDefault(m, 0) + 1 >= FAILS_TO_DEAD;
+            if (code == UNPROVEN && !m.equals(self)) {
+                // answered, but not by a holder of the secret: never a member, and nothing is sent to it
+                failures.remove(m);
+                if (unproven.add(m)) {
+                    metrics.failed(ClusterMetrics.Failure.UNPROVEN);
+                    LOG.warn("cluster: {} answers /readyz without proof of --cluster-secret: not a member", m);
+                }
+                continue;
+            }
+            if (code > 0 && unproven.remove(m)) {
+                LOG.info("cluster: {} proves the cluster secret again", m);
+            }
             if (code > 0) {
                 failures.remove(m);
                 alive.add(m);

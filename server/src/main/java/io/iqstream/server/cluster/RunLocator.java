@@ -110,15 +110,22 @@ final class RunLocator {
             return;
         }
         Member m = ask.get(i);
-        String target = "/v1/runs/" + runId + (query == null ? "" : "?" + query);
+        String target = PeerTarget.encode("/v1/runs/" + runId + (query == null ? "" : "?" + query));
+        PeerAuth.Signed signed = auth.sign(m, "GET", target, System.currentTimeMillis());
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + m.key() + target))
                 .timeout(Duration.ofMillis(LOOKUP_TIMEOUT_MS)).GET()
-                .header(PeerAuth.HEADER, auth.sign("GET", target, System.currentTimeMillis()))
+                .header(PeerAuth.HEADER, signed.header())
                 .header(LOCATE, "1");
         for (int k = 0; k + 1 < authHeaders.size(); k += 2) {
             b.header(authHeaders.get(k), authHeaders.get(k + 1));
         }
-        http.sendAsync(b.build(), HttpResponse.BodyHandlers.discarding()).whenComplete((r, e) -> {
+        http.sendAsync(b.build(), HttpResponse.BodyHandlers.discarding()).whenComplete((answer, e) -> {
+            HttpResponse<Void> r = answer;
+            if (r != null && !auth.proves(signed, r.statusCode(), r.headers().firstValue(PeerAuth.PROOF).orElse(null))) {
+                // an answer without proof of the secret is no answer: its node is suspected, never believed
+                membership.suspect(m);
+                r = null;
+            }
             if (r != null && r.statusCode() == 200) {
                 loop.execute(() -> {
                     if (!m.equals(membership.self())) {

@@ -1,5 +1,6 @@
 package io.iqstream.server.http;
 
+import io.iqstream.server.log.Redaction;
 import io.iqstream.server.ServerContext;
 import io.iqstream.server.metrics.Refusal;
 import io.netty.channel.ChannelHandlerContext;
@@ -60,7 +61,7 @@ public final class AdminRequestHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (!(cause instanceof IOException)) {
-            LOG.warn("admin request on {} failed", ctx.channel().remoteAddress(), cause);
+            LOG.warn("admin request on {} failed", ctx.channel().remoteAddress(), Redaction.of(cause));
             server.replies().error(ctx, null, "internal_error", HttpResponseStatus.INTERNAL_SERVER_ERROR,
                     "internal error; the connection is closed", false);
             return;

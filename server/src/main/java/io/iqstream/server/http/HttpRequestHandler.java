@@ -1,10 +1,13 @@
 package io.iqstream.server.http;
 
+import io.iqstream.server.log.Redaction;
 import io.iqstream.server.ServerContext;
 import io.iqstream.server.auth.AuthDecision;
 import io.iqstream.server.auth.Right;
 import io.iqstream.server.auth.TokenExtractor;
 import io.iqstream.server.cluster.Cluster;
+import io.iqstream.server.cluster.PeerProofHandler;
+import io.iqstream.server.cluster.PeerAuth;
 import io.iqstream.server.cluster.Relay;
 import io.iqstream.server.ingest.PublishSession;
 import io.iqstream.server.metrics.Metrics;
@@ -60,6 +63,8 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     private DemoRoute demo;
     /** A run request served by another node (--peers): its body goes there, its answer comes back. */
     private Relay relay;
+    /** The request being served carried a verified peer header: served here, never relayed. */
+    private boolean fromPeer;
 
     /** @param timeouts the connection's timers, which also know when the request now served began to arrive */
     public HttpRequestHandler(ServerContext server, RequestTimeoutHandler timeouts) {
@@ -146,6 +151,18 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
                     "malformed request target (bad percent-encoding or a character outside printable ASCII)",
                     false);
             return;
+        }
+        fromPeer = false;
+        Cluster cluster = server.cluster();
+        if (cluster != null && request.headers().contains(PeerAuth.HEADER)) {
+            fromPeer = cluster.verifyPeer(request, ctx.pipeline().get(PeerProofHandler.class)) != null;
+            if (!fromPeer) {
+                refuse(ctx, request, Refusal.PEER_UNPROVEN, "peer_unproven", HttpResponseStatus.FORBIDDEN,
+                        PeerAuth.HEADER + " does not verify on this node (another --cluster-secret, a clock more "
+                                + "than 30 s off, a replay, or meant for another node): not served, not relayed",
+                        false);
+                return;
+            }
         }
         HttpMethod method = request.method();
         if (method.equals(HttpMethod.OPTIONS)) {
@@ -283,7 +300,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
         Cluster cluster = server.cluster();
         if (cluster != null) {
             // --peers: the run may be held by another node; the request is then relayed there
-            Relay r = cluster.route(ctx, request, runId, registry, keepAlive, later -> {
+            Relay r = cluster.route(ctx, request, runId, registry, keepAlive, fromPeer, later -> {
                 moving = false;
                 if (later == null) {
                     serveHere(ctx, request, route, registry, lastEventId, keepAlive);
@@ -336,9 +353,8 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             HttpResponseStatus status, String message, boolean keepAlive) {
         metrics.refused(reason);
         if (LOG.isDebugEnabled()) {
-            LOG.debug("refused {} {} from {}: {} {} ({})", request.method(), request.uri().replaceAll(
-                    "access_token=[^&]*", "access_token=…"), ctx.channel().remoteAddress(), status.code(), code,
-                    message);
+            LOG.debug("refused {} {} from {}: {} {} ({})", request.method(), Redaction.of(request.uri()),
+                    ctx.channel().remoteAddress(), status.code(), code, Redaction.of(message));
         }
         replies.error(ctx, request, code, status, message, keepAlive);
     }
@@ -396,7 +412,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (cause instanceof IOException) {
-            LOG.debug("connection {} failed: {}", ctx.channel().remoteAddress(), cause.toString());
+            LOG.debug("connection {} failed: {}", ctx.channel().remoteAddress(), Redaction.of(cause.toString()));
             ctx.close();
             return;
         }
@@ -408,7 +424,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             badRequest(ctx, "malformed HTTP message: " + cause.getMessage());
             return;
         }
-        LOG.warn("request on {} failed", ctx.channel().remoteAddress(), cause);
+        LOG.warn("request on {} failed", ctx.channel().remoteAddress(), Redaction.of(cause));
         moving = false;
         failed = true;
         endRoutes();

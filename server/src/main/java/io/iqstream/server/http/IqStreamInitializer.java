@@ -15,6 +15,8 @@ import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
  *   <li>{@code http}: the HTTP/1.1 codec (line, header and chunk limits; failures become decoder results);
  *   <li>{@code timeouts}: header and idle timeouts ({@link RequestTimeoutHandler});
  *   <li>{@code expect}: {@code 100 Continue} for clients that ask (curl does for large bodies);
+ *   <li>{@code peer} (only with {@code --peers}): signs this node's answer to a verified peer request
+ *       ({@link io.iqstream.server.cluster.PeerProofHandler});
  *   <li>{@code relay}: the router that refuses malformed requests, answers operations endpoints, moves run
  *       requests to their worker and serves them there ({@link HttpRequestHandler}).
  * </ol>
@@ -44,7 +46,10 @@ public final class IqStreamInitializer extends ChannelInitializer<Channel> {
                 .addLast("arrival", timeouts.arrivalWatch())
                 .addLast("http", new HttpServerCodec(MAX_INITIAL_LINE_BYTES, MAX_HEADER_BYTES, MAX_CHUNK_BYTES))
                 .addLast("timeouts", timeouts)
-                .addLast("expect", new HttpServerExpectContinueHandler())
-                .addLast("relay", new HttpRequestHandler(server, timeouts));
+                .addLast("expect", new HttpServerExpectContinueHandler());
+        if (server.cluster() != null) {
+            ch.pipeline().addLast("peer", server.cluster().newProofHandler());
+        }
+        ch.pipeline().addLast("relay", new HttpRequestHandler(server, timeouts));
     }
 }

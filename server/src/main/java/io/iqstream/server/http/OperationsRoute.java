@@ -7,7 +7,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 
 /**
  * The operations endpoints: {@code /healthz} (the process answers), {@code /readyz} (503 while the start-up's
- * warm-up runs, while draining, with
+ * warm-up runs, while draining, with {@code --peers} until the membership has settled, with
  * the signing keys not loaded or stale, or with the memory budget full), {@code /metrics} (Prometheus text). Served on the main port and on the admin port.
  * Stateless; reads only thread-safe state, so it answers on any loop (the admin port's is the acceptor's).
  */
@@ -27,6 +27,11 @@ public final class OperationsRoute {
                 } else if (server.isDraining()) {
                     replies.text(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain", "draining\n",
                             keepAlive);
+                } else if (server.cluster() != null && !server.cluster().membership().settled()) {
+                    // --peers: until every peer answered once, a run request here could be answered
+                    // 503 peer_unavailable; ready means this node serves every request it accepts
+                    replies.text(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain",
+                            "cluster membership not settled: waiting to hear from every peer\n", keepAlive);
                 } else if (!server.authorizer().isReady()) {
                     replies.text(ctx, request, HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain",
                             "signing keys not loaded or stale\n", keepAlive);

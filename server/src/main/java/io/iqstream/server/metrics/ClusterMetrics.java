@@ -39,7 +39,12 @@ public final class ClusterMetrics {
         /** The peer's connection broke before its answer was whole (503, or the client's connection closed). */
         BROKEN("broken"),
         /** A peer that may hold the run did not answer the lookup (503 peer_unavailable). */
-        LOOKUP("lookup");
+        LOOKUP("lookup"),
+        /**
+         * A peer request or answer without valid proof of --cluster-secret: a request refused 403
+         * {@code peer_unproven}, an answer not believed (its node is suspected, the client answered 502).
+         */
+        UNPROVEN("unproven");
 
         private final String label;
 

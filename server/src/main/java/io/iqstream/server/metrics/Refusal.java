@@ -19,6 +19,7 @@ public enum Refusal {
     SLOW_SUBSCRIBER("slow_subscriber"),
     THREAD_FULL("thread_full"),
     LISTINGS_BUSY("listings_busy"),
+    PEER_UNPROVEN("peer_unproven"),
     INTERNAL_ERROR("internal_error");
 
     private final String label;

@@ -124,19 +124,27 @@ class ClusterForwardingTest {
     }
 
     @Test
-    void aValidPeerHeaderIsServedInPlaceAForgedOneIsAClientRequest() throws Exception {
+    void aValidPeerHeaderIsServedInPlaceAForgedOrReplayedOneIsRefusedNotRelayed() throws Exception {
         String run = "fw-peer";
         assertEquals(200, Http.publish(a.base(), run, admin, "{\"type\":\"RUN_STARTED\"}").statusCode());
         TestServer holder = holds(a, run) ? a : b;
         TestServer other = holder == a ? b : a;
         String target = "/v1/runs/" + run;
-        String forged = System.currentTimeMillis() + "." + "00".repeat(32);
+        Member self = other.server().context().cluster().membership().self();
+        String forged = "1;" + holder.server().context().cluster().membership().self().key() + ";"
+                + System.currentTimeMillis() + ";0011-1;" + "00".repeat(32);
         HttpResponse<String> viaForged = Http.get(other.base() + target, "Authorization", "Bearer " + admin,
                 PeerAuth.HEADER, forged);
-        assertEquals(200, viaForged.statusCode(), "a forged header is ignored: relayed like any request");
-        String valid = new PeerAuth(SECRET).sign("GET", target, System.currentTimeMillis());
+        assertEquals(403, viaForged.statusCode(), "a forged header is refused, never relayed (no loop)");
+        assertTrue(viaForged.body().contains("\"error\":\"peer_unproven\""), viaForged.body());
+        PeerAuth sender = new PeerAuth(SECRET, new Member("127.0.0.9", 1));
+        String valid = sender.sign(self, "GET", target, System.currentTimeMillis()).header();
         HttpResponse<String> viaPeer = Http.get(other.base() + target, "Authorization", "Bearer " + admin,
                 PeerAuth.HEADER, valid);
         assertEquals(404, viaPeer.statusCode(), "a relayed request is never relayed again");
+        assertTrue(viaPeer.headers().firstValue(PeerAuth.PROOF).isPresent(), "the answer proves the secret");
+        HttpResponse<String> replayed = Http.get(other.base() + target, "Authorization", "Bearer " + admin,
+                PeerAuth.HEADER, valid);
+        assertEquals(403, replayed.statusCode(), "each peer header is good once");
     }
 }

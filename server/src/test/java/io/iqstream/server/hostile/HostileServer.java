@@ -33,6 +33,8 @@ final class HostileServer implements AutoCloseable {
             "-Dio.netty.tryReflectionSetAccessible=true", "--add-opens=java.base/java.nio=ALL-UNNAMED",
             "--add-opens=java.base/jdk.internal.misc=ALL-UNNAMED", "-Dio.netty.allocator.type=pooled");
 
+    private static final java.util.regex.Pattern CREDENTIAL = java.util.regex.Pattern.compile(
+            "eyJ[A-Za-z0-9_-]{4,}\\.[A-Za-z0-9_-]{4,}|access_token=[^&\\s…]");
     private final Process process;
     private final ConcurrentLinkedQueue<String> output;
     private final int port;
@@ -188,12 +190,31 @@ final class HostileServer implements AutoCloseable {
         return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
     }
 
+    /** Lines of its output that hold a credential: a JWT, or an {@code access_token} with a value. */
+    List<String> credentialLines() {
+        List<String> hits = new ArrayList<>();
+        for (String line : output) {
+            if (CREDENTIAL.matcher(line).find()) {
+                hits.add(line);
+            }
+        }
+        return hits;
+    }
+
+    /**
+     * Stops the process; then fails if anything it printed holds a credential (docs/SECURITY.md: no token in any
+     * log line), so every attack of the hostile suite is also checked for tokens in the log.
+     */
     @Override
     public void close() throws InterruptedException {
         process.destroy();
         if (!process.waitFor(10, TimeUnit.SECONDS)) {
             process.destroyForcibly();
             process.waitFor(10, TimeUnit.SECONDS);
+        }
+        List<String> leaked = credentialLines();
+        if (!leaked.isEmpty()) {
+            throw new AssertionError(leaked.size() + " log lines hold a credential, first: " + leaked.get(0));
         }
     }
 }
