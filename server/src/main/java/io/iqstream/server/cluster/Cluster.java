@@ -5,6 +5,7 @@ import io.iqstream.server.http.HttpReplies;
 import io.iqstream.server.metrics.ClusterMetrics;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.run.RunRegistry;
+import io.iqstream.server.run.ThreadRun;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
@@ -12,6 +13,7 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,6 +35,7 @@ public final class Cluster implements AutoCloseable {
     private final PeerAuth auth;
     private final PeerChannels peers;
     private final RunLocator locator;
+    private final ThreadListingPeers listings;
     private final HttpReplies replies;
     private final ClusterMetrics metrics;
 
@@ -44,6 +47,7 @@ public final class Cluster implements AutoCloseable {
         this.replies = replies;
         this.metrics = metrics;
         this.locator = new RunLocator(membership, auth);
+        this.listings = new ThreadListingPeers(membership, auth);
     }
 
     /** Starts the cluster part when {@code --peers} is given; null otherwise (a single node, as before). */
@@ -124,15 +128,7 @@ public final class Cluster implements AutoCloseable {
             return target.equals(self) ? null : forward(ctx, request, target, keepAlive, true);
         }
         int q = request.uri().indexOf('?');
-        List<String> credentials = new ArrayList<>(6);
-        for (CharSequence name : new CharSequence[] {HttpHeaderNames.AUTHORIZATION, HttpHeaderNames.COOKIE,
-                HttpHeaderNames.ORIGIN}) {
-            String value = request.headers().get(name);
-            if (value != null) {
-                credentials.add(name.toString());
-                credentials.add(value);
-            }
-        }
+        List<String> credentials = credentialsOf(request);
         locator.lookup(runId, q < 0 ? null : request.uri().substring(q + 1), credentials, ctx.channel().eventLoop(),
                 (member, held) -> {
                     if (!ctx.channel().isActive()) {
@@ -149,6 +145,40 @@ public final class Cluster implements AutoCloseable {
                     }
                 });
         return Relay.PENDING;
+    }
+
+    /** The client's credentials to pass on with a peer request (name, value pairs), as its node would see them. */
+    private static List<String> credentialsOf(HttpRequest request) {
+        List<String> credentials = new ArrayList<>(6);
+        for (CharSequence name : new CharSequence[] {HttpHeaderNames.AUTHORIZATION, HttpHeaderNames.COOKIE,
+                HttpHeaderNames.ORIGIN}) {
+            String value = request.headers().get(name);
+            if (value != null) {
+                credentials.add(name.toString());
+                credentials.add(value);
+            }
+        }
+        return credentials;
+    }
+
+    /** The other nodes' runs of a thread listing: at most one page from each, and whether any holds more. */
+    public record PeerRuns(List<ThreadRun> runs, boolean more) {}
+
+    /**
+     * Asks every other live member for its page of the thread listing {@code request} (a client's, not a peer's:
+     * those are answered from this node alone). Completes on an HTTP client thread; exceptionally when a member
+     * did not answer with proof of the secret in time.
+     */
+    public CompletableFuture<PeerRuns> threadRunsOfPeers(HttpRequest request) {
+        return listings.gather(request.uri(), credentialsOf(request)).thenApply(parts -> {
+            List<ThreadRun> runs = new ArrayList<>();
+            boolean more = false;
+            for (ThreadListingPeers.Part p : parts) {
+                runs.addAll(p.runs());
+                more |= p.more();
+            }
+            return new PeerRuns(runs, more);
+        });
     }
 
     /** Relays the request to {@code target}; {@code held}: false when a lookup found no node holding the run. */
@@ -178,6 +208,7 @@ public final class Cluster implements AutoCloseable {
     @Override
     public void close() {
         locator.close();
+        listings.close();
         membership.close();
     }
 }

@@ -180,7 +180,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (ThreadRunsRoute.serves(target.rawPath())) {
-            ThreadRunsRoute.serve(server, ctx, request, target, keepAlive);
+            ThreadRunsRoute.serve(server, ctx, request, target, fromPeer, keepAlive);
             return;
         }
         RunRoute route = RunRoute.parse(target.rawPath());

@@ -4,6 +4,7 @@ import io.iqstream.server.ServerContext;
 import io.iqstream.server.auth.AuthDecision;
 import io.iqstream.server.auth.Right;
 import io.iqstream.server.auth.TokenExtractor;
+import io.iqstream.server.cluster.Cluster;
 import io.iqstream.server.metrics.Refusal;
 import io.iqstream.server.run.ThreadIndex;
 import io.iqstream.server.run.ThreadRun;
@@ -38,6 +39,10 @@ import java.util.function.Predicate;
  * more is 503 {@code listings_busy} with {@code Retry-After: 1}. So the heap a burst of listings can take is
  * bounded by {@value #MAX_IN_FLIGHT} pages, not by the number of runs or requests.
  *
+ * <p>With {@code --peers} the answer covers the cluster: every other live member is asked for its page
+ * ({@code ThreadListingPeers}, signed, answered from that node alone) and the pages are merged; a member that does
+ * not answer with proof of the secret makes the listing 503 {@code peer_unavailable}, never a partial answer.
+ *
  * <p>Threading: called on the connection's loop. A thread's runs may live on every worker (a run's worker is chosen
  * by its run id), so each worker's {@link ThreadIndex} is asked on its own loop and the answers are joined without
  * blocking any loop: the reply is written from the connection's loop when the last worker answers. Workers that do
@@ -66,7 +71,7 @@ public final class ThreadRunsRoute {
 
     /** Serves the request (any method); answers every outcome itself. */
     public static void serve(ServerContext server, ChannelHandlerContext ctx, HttpRequest request,
-            RequestTarget target, boolean keepAlive) {
+            RequestTarget target, boolean fromPeer, boolean keepAlive) {
         HttpReplies replies = server.replies();
         String rawPath = target.rawPath();
         String rest = rawPath.substring(PREFIX.length());
@@ -125,7 +130,7 @@ public final class ThreadRunsRoute {
                     MAX_IN_FLIGHT + " thread listings are being gathered already; try again", keepAlive);
             return;
         }
-        gather(server, ctx, request, threadId, token, after, limit, keepAlive);
+        gather(server, ctx, request, threadId, token, after, limit, fromPeer, keepAlive);
     }
 
     /** The {@code limit} parameter: {@link #DEFAULT_LIMIT} when absent, -1 when not 1 to {@link #MAX_LIMIT}. */
@@ -162,7 +167,7 @@ public final class ThreadRunsRoute {
     }
 
     private static void gather(ServerContext server, ChannelHandlerContext ctx, HttpRequest request, String threadId,
-            String token, ThreadRun.Cursor after, int limit, boolean keepAlive) {
+            String token, ThreadRun.Cursor after, int limit, boolean fromPeer, boolean keepAlive) {
         Workers workers = server.workers();
         Predicate<String> visible = runId -> server.authorizer().authorizeAny(token, runId) == AuthDecision.ALLOWED;
         List<CompletableFuture<List<ThreadRun>>> parts = new ArrayList<>(workers.size());
@@ -172,23 +177,31 @@ public final class ThreadRunsRoute {
             parts.add(CompletableFuture.supplyAsync(
                     () -> w.registry().threads().runsOf(threadId, after, limit + 1, visible), w.loop()));
         }
+        // --peers: the other nodes' pages too (a peer's own request is answered from this node alone)
+        Cluster cluster = server.cluster();
+        CompletableFuture<Cluster.PeerRuns> peers = cluster == null || fromPeer
+                ? CompletableFuture.completedFuture(new Cluster.PeerRuns(List.of(), false))
+                : cluster.threadRunsOfPeers(request);
         ctx.channel().config().setAutoRead(false);
-        CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
-                .orTimeout(GATHER_TIMEOUT_MS, TimeUnit.MILLISECONDS)
+        CompletableFuture.allOf(CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])), peers)
+                .orTimeout(GATHER_TIMEOUT_MS + 500, TimeUnit.MILLISECONDS)
                 .whenComplete((ignored, failure) -> ctx.channel().eventLoop().execute(() -> {
                     server.threadListings().decrementAndGet();
                     try {
                         if (failure != null) {
-                            server.replies().error(ctx, request, "workers_busy",
-                                    HttpResponseStatus.SERVICE_UNAVAILABLE, "the workers did not answer within "
-                                            + GATHER_TIMEOUT_MS + " ms; try again", false);
+                            boolean local = parts.stream().anyMatch(p -> !p.isDone() || p.isCompletedExceptionally());
+                            server.replies().error(ctx, request, local ? "workers_busy" : "peer_unavailable",
+                                    HttpResponseStatus.SERVICE_UNAVAILABLE, local ? "the workers did not answer "
+                                            + "within " + GATHER_TIMEOUT_MS + " ms; try again"
+                                            : "a cluster member did not give its part of the listing: " + failure
+                                                    .getMessage() + "; retry", false);
                             return;
                         }
-                        List<ThreadRun> runs = new ArrayList<>();
+                        List<ThreadRun> runs = new ArrayList<>(peers.join().runs());
                         for (CompletableFuture<List<ThreadRun>> part : parts) {
                             runs.addAll(part.join());
                         }
-                        reply(server, ctx, request, threadId, runs, after, limit, keepAlive);
+                        reply(server, ctx, request, threadId, runs, after, limit, peers.join().more(), keepAlive);
                         ctx.channel().config().setAutoRead(true);
                     } catch (RuntimeException e) {
                         ctx.pipeline().fireExceptionCaught(e);
@@ -197,7 +210,7 @@ public final class ThreadRunsRoute {
     }
 
     private static void reply(ServerContext server, ChannelHandlerContext ctx, HttpRequest request, String threadId,
-            List<ThreadRun> runs, ThreadRun.Cursor after, int limit, boolean keepAlive) {
+            List<ThreadRun> runs, ThreadRun.Cursor after, int limit, boolean peersHoldMore, boolean keepAlive) {
         if (runs.isEmpty() && after == null) {
             server.metrics().refused(Refusal.NOT_FOUND);
             server.replies().error(ctx, request, "not_found", HttpResponseStatus.NOT_FOUND,
@@ -220,8 +233,8 @@ public final class ThreadRunsRoute {
                     .append('}');
         }
         sb.append("],\"next\":");
-        if (runs.size() > limit) {
-            Json.quote(sb, runs.get(limit - 1).cursor().encode());
+        if (runs.size() > limit || peersHoldMore && n > 0) {
+            Json.quote(sb, runs.get(n - 1).cursor().encode());
         } else {
             sb.append("null");
         }

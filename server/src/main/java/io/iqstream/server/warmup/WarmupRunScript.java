@@ -22,7 +22,7 @@ final class WarmupRunScript {
     /** The events of run {@code runId}, one JSON object each, without the line feed. */
     static byte[][] events(String runId, int seed) {
         byte[][] out = new byte[EVENTS][];
-        String thread = "warmup-thread";
+        String thread = "warmup-" + runId; // a thread of its own: one thread holds at most 1,000 runs per worker
         int toolStart = 201;
         int argsEnd = toolStart + 1 + ARGS_FRAGMENTS;
         for (int i = 0; i < EVENTS; i++) {
