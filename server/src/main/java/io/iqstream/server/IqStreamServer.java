@@ -79,8 +79,17 @@ public final class IqStreamServer implements AutoCloseable {
         this.warmup = warmup;
     }
 
-    /** Builds every part from {@code config}, binds, and returns the running server. */
+    /** Builds every part from {@code config}, binds, and returns the running server ({@code --demo} as given). */
     public static IqStreamServer start(ServerConfig config) throws InterruptedException {
+        return start(config, config.demo().enabled());
+    }
+
+    /**
+     * As {@link #start(ServerConfig)}, with the demo on or off whatever {@code --demo} says (dev mode turns it on).
+     * The demo is installed before the main port accepts its first connection, so {@code /demo} never answers 404
+     * on a server started with it.
+     */
+    public static IqStreamServer start(ServerConfig config, boolean demo) throws InterruptedException {
         Transport transport = Transport.select(config.transport());
         long budgetBytes = MemoryPlan.effectiveBudget(config.memoryBudgetBytes());
         MemoryBudget budget = new MemoryBudget(budgetBytes, config.maxSubscribers() > 0 ? config.maxSubscribers()
@@ -104,7 +113,7 @@ public final class IqStreamServer implements AutoCloseable {
         // bound at once (a port in use fails the start now), but accepting only after the warm-up: until then a
         // connection waits in the backlog, and /readyz on the admin port says "warming up"
         ServerBootstrap bootstrap = mainPort.apply(new IqStreamInitializer(context, connections))
-                .option(ChannelOption.AUTO_READ, config.warmupRequests() == 0);
+                .option(ChannelOption.AUTO_READ, config.warmupRequests() == 0 && !demo);
         Channel listener = null;
         Channel adminListener = null;
         Flag binding = Flag.PORT;
@@ -112,6 +121,11 @@ public final class IqStreamServer implements AutoCloseable {
             listener = bootstrap.bind(config.host(), config.port()).sync().channel();
             binding = Flag.ADMIN_PORT;
             adminListener = bindAdmin(config, acceptor, transport, context);
+            if (demo) { // it publishes to the bound port: installed now, accepting from here on
+                context.demo(DemoSite.forServer(config, ((InetSocketAddress) listener.localAddress()).getPort(),
+                        budgetBytes, metrics));
+                listener.config().setAutoRead(config.warmupRequests() == 0);
+            }
         } catch (Exception e) {
             abandon(context, listener, null, acceptor, workerGroup);
             if (e instanceof InterruptedException interrupted) {
@@ -217,6 +231,9 @@ public final class IqStreamServer implements AutoCloseable {
         }
         acceptor.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
         workerGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+        if (context.demo() != null) {
+            context.demo().close();
+        }
         context.authorizer().close();
         if (context.cluster() != null) {
             context.cluster().close();
@@ -346,10 +363,5 @@ public final class IqStreamServer implements AutoCloseable {
         if (context.cluster() != null) {
             context.cluster().close();
         }
-    }
-
-    /** Installs the demo site (needs the bound port). */
-    void demo(DemoSite site) {
-        context.demo(site);
     }
 }

@@ -1,15 +1,10 @@
 package io.iqstream.server;
 
 import io.iqstream.server.auth.DevCredentials;
-import io.iqstream.server.auth.TokenMinter;
 import io.iqstream.server.config.ConfigException;
 import io.iqstream.server.config.ConfigParser;
 import io.iqstream.server.config.ServerConfig;
-import io.iqstream.server.demo.DemoSite;
-import java.net.URI;
-import java.time.Duration;
 import java.util.Arrays;
-import java.util.List;
 
 /** {@code iqstream serve [flags]}: parses flags, starts the server, prints where it listens, drains on SIGTERM. */
 public final class Main {
@@ -59,7 +54,7 @@ public final class Main {
         }
         IqStreamServer server;
         try {
-            server = IqStreamServer.start(config);
+            server = IqStreamServer.start(config, config.demo().enabled() || dev != null);
         } catch (StartupFailure e) {
             System.err.println("iqstream: " + e.getMessage());
             System.exit(2);
@@ -76,9 +71,6 @@ public final class Main {
         String shownHost = config.host().equals("0.0.0.0") || config.host().equals("::") ? "127.0.0.1"
                 : config.host();
         String base = "http://" + shownHost + ":" + server.port();
-        if (config.demo() || dev != null) {
-            installDemo(server, config, base);
-        }
         if (dev != null) {
             printDevMode(dev, base);
         }
@@ -101,18 +93,6 @@ public final class Main {
             System.out.println("iqstream: stopped");
         }, "iqstream-drain"));
         Thread.currentThread().join();
-    }
-
-    private static void installDemo(IqStreamServer server, ServerConfig config, String base) {
-        if (config.jwtSecret() == null && config.authEnabled()) {
-            System.err.println("iqstream: --demo needs --jwt-secret (or dev mode) to mint its tokens; demo off");
-            return;
-        }
-        TokenMinter minter = config.authEnabled() ? new TokenMinter(config.jwtSecret()) : null;
-        String publishToken = minter == null ? "" : minter.mint(List.of("demo-*"), List.of(), Duration.ofDays(365));
-        server.demo(new DemoSite(URI.create(base),
-                runId -> minter == null ? "" : minter.mint(List.of(), List.of(runId), Duration.ofHours(1)),
-                publishToken));
     }
 
     /**

@@ -36,7 +36,10 @@ import javax.net.ssl.TrustManagerFactory;
  * A JWK Set at an {@code https://} URL (or {@code http://} on a loopback address), fetched with the
  * JDK's {@link HttpClient}: conditional with {@code If-None-Match}, bounded by {@code --jwks-timeout}
  * from connect to the last body byte and by {@link #MAX_BODY_BYTES}, trusting the JVM's trust store
- * or only the CA certificates of {@code --jwks-ca}. Redirects are followed except from https to http.
+ * or only the CA certificates of {@code --jwks-ca}. Redirects are never followed: a 3xx answer is a
+ * failed fetch ({@link JwksFailure#REDIRECT}), since the URL was checked (https, or http only on
+ * loopback) and a hop it names was not; a loopback key server must not be able to send the server to
+ * any host.
  * How long the answer may be kept comes from {@code Cache-Control: max-age} ({@code no-cache} and
  * {@code no-store} mean 0; the refresher applies its floor and ceiling).
  *
@@ -68,7 +71,7 @@ final class JwksEndpoint implements JwksLocation {
         HttpClient.Builder builder = HttpClient.newBuilder()
                 .executor(executor)
                 .connectTimeout(Duration.ofMillis(timeoutMs))
-                .followRedirects(HttpClient.Redirect.NORMAL);
+                .followRedirects(HttpClient.Redirect.NEVER);
         if (caPem != null) {
             builder.sslContext(trusting(caPem));
         }
@@ -132,10 +135,25 @@ final class JwksEndpoint implements JwksLocation {
         if (status == 304 && etag != null) {
             return JwksFetch.notModified(newEtag == null ? etag : newEtag, maxAgeMs);
         }
+        if (status >= 300 && status < 400 && status != 304) {
+            String location = response.headers().firstValue("Location").orElse("no Location");
+            return JwksFetch.failed(JwksFailure.REDIRECT, uri + " answered HTTP " + status + " to "
+                    + printable(location) + "; redirects are not followed: give --jwks the final URL");
+        }
         if (status != 200) {
             return JwksFetch.failed(JwksFailure.HTTP_STATUS, uri + " answered HTTP " + status);
         }
         return JwksFetch.fetched(new String(response.body(), StandardCharsets.UTF_8), newEtag, maxAgeMs);
+    }
+
+    /** A header value for a log line: at most 200 characters, control characters as '?'. */
+    private static String printable(String value) {
+        StringBuilder sb = new StringBuilder(Math.min(value.length(), 200));
+        for (int i = 0; i < value.length() && i < 200; i++) {
+            char c = value.charAt(i);
+            sb.append(c < 0x20 || c == 0x7f ? '?' : c);
+        }
+        return value.length() > 200 ? sb.append('…').toString() : sb.toString();
     }
 
     private JwksFetch failure(Throwable thrown) {

@@ -11,8 +11,10 @@ enum JwksFailure {
     IO("io"),
     /** The TLS handshake failed (an untrusted certificate: see {@code --jwks-ca}). */
     TLS("tls"),
-    /** An HTTP status other than 200 (or 304 to a conditional request). */
+    /** An HTTP status other than 200 (or 304 to a conditional request), a redirect aside. */
     HTTP_STATUS("http_status"),
+    /** A 3xx redirect: never followed, since only the {@code --jwks} URL itself was checked. */
+    REDIRECT("redirect"),
     /** A body over {@link JwksEndpoint#MAX_BODY_BYTES}. */
     TOO_LARGE("too_large"),
     /** Not JSON, or not a JWK Set. */

@@ -113,6 +113,8 @@ public final class ConfigParser {
         if (!demo.equals("true") && !demo.equals("false")) {
             throw bad(Flag.DEMO, demo, "true or false");
         }
+        DemoSettings demoSettings = new DemoSettings(demo.equals("true"), (int) intIn(v, Flag.DEMO_MAX_RUNS, 1, 100_000),
+                (int) intIn(v, Flag.DEMO_RATE, 1, 1_000_000), positiveMs(v, Flag.DEMO_RETENTION, 0));
         String compress = get(v, Flag.COMPRESS_LOG);
         if (!compress.equals("true") && !compress.equals("false")) {
             throw bad(Flag.COMPRESS_LOG, compress, "true or false");
@@ -178,7 +180,7 @@ public final class ConfigParser {
                 get(v, Flag.MAX_SUBSCRIBERS).isEmpty() ? 0 : (int) intIn(v, Flag.MAX_SUBSCRIBERS, 1, 10_000_000),
                 positiveMs(v, Flag.MAX_SUBSCRIBER_LAG, 1), compress.equals("true"), positiveMs(v, Flag.HEARTBEAT, 10),
                 positiveMs(v, Flag.RETRY, 0), positiveMs(v, Flag.DRAIN_TIMEOUT, 0), List.copyOf(cors),
-                demo.equals("true"), level, positiveMs(v, Flag.HEADER_TIMEOUT, 100),
+                demoSettings, level, positiveMs(v, Flag.HEADER_TIMEOUT, 100),
                 positiveMs(v, Flag.IDLE_TIMEOUT, 100), maxConnections, adminPort, noExp.equals("true"),
                 jwksUrl, jwksTimeout, refreshMin, refreshMax, jwksMaxAge, jwksCa, List.copyOf(peers), advertise,
                 clusterSecret, (int) intIn(v, Flag.WARMUP, 0, 1_000_000));

@@ -62,7 +62,12 @@ public enum Flag {
     WARMUP("warmup", "6000", "requests the server makes to itself on a private loopback port before its main port "
             + "accepts (publishes, reads and resumes of made-up runs), so the JIT has compiled those paths before the "
             + "first client; a few seconds at start, at most 20 s (0: off)"),
-    DEMO("demo", "false", "serve the demo chat page at /demo (always on in dev mode)"),
+    DEMO("demo", "false", "serve the demo chat page at /demo (always on in dev mode); POST /demo/api/runs needs no "
+            + "token, so its runs have the quota below and at most 1/8 of the memory budget"),
+    DEMO_MAX_RUNS("demo-max-runs", "32", "demo runs held at once, playing or kept for --demo-retention (429 above)"),
+    DEMO_RATE("demo-rate", "60", "demo runs started per minute across all clients, in bursts of at most 10 (429 "
+            + "above)"),
+    DEMO_RETENTION("demo-retention", "30s", "how long an ended demo run stays readable before the demo deletes it"),
     LOG_LEVEL("log-level", "info", "error, warn, info or debug (refused requests are logged at debug)");
 
     private final String name;

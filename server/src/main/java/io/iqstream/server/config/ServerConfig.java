@@ -34,7 +34,7 @@ public record ServerConfig(
         long retryMs,
         long drainTimeoutMs,
         List<String> corsOrigins,
-        boolean demo,
+        DemoSettings demo,
         String logLevel,
         long headerTimeoutMs,
         long idleTimeoutMs,

@@ -85,6 +85,19 @@ final class DemoScript {
         this.threadId = threadId;
     }
 
+    /**
+     * The bytes this run publishes as NDJSON: each event with its {@code timestamp} (13 digits) and a newline.
+     * The demo's quota reserves a multiple of it ({@link DemoSite#RESERVE_FACTOR}) for what the relay holds.
+     */
+    long publishedBytes() {
+        long total = 0;
+        for (Step step : steps) {
+            total += step.event().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8).length
+                    + ",\"timestamp\":1764500000000".length() + 1;
+        }
+        return total;
+    }
+
     List<Step> steps() {
         return steps;
     }

@@ -5,6 +5,7 @@ import io.iqstream.server.demo.DemoSite;
 import io.iqstream.server.metrics.Refusal;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -13,10 +14,12 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * One request to the demo site ({@code /demo...}): its body gathered (at most {@value #MAX_BODY_BYTES} bytes,
- * else 413 and closed), then handed whole to the {@link DemoSite}. Confined to the connection's loop.
+ * else 413 and closed), then handed whole to the {@link DemoSite}, whose answer to a run start comes once the run
+ * is created (a round trip to the relay's own publish API). Confined to the connection's loop.
  */
 final class DemoRoute {
     static final int MAX_BODY_BYTES = 64 * 1024;
@@ -66,19 +69,35 @@ final class DemoRoute {
                 request.uri(), body, request.headers(), last.trailingHeaders());
         body = null;
         boolean keepAlive = HttpUtil.isKeepAlive(request);
-        FullHttpResponse response;
+        CompletableFuture<FullHttpResponse> answer;
         try {
-            response = server.demo().handle(full);
+            answer = server.demo().handle(full);
         } finally {
             full.release();
         }
-        if (response == null) {
+        if (answer == null) {
             server.metrics().refused(Refusal.NOT_FOUND);
             server.replies().error(ctx, request, "not_found", HttpResponseStatus.NOT_FOUND, "no such demo page",
                     keepAlive);
-        } else {
-            server.replies().send(ctx, request, response, keepAlive);
+            return true;
         }
+        FullHttpResponse ready = answer.getNow(null);
+        if (ready != null) {
+            server.replies().send(ctx, request, ready, keepAlive);
+            return true;
+        }
+        // a start is answered once its run exists (or was refused): back on this connection's loop; a connection
+        // closed meanwhile makes the write fail, and Netty releases the response
+        EventLoop loop = ctx.channel().eventLoop();
+        answer.whenComplete((response, failure) -> loop.execute(() -> {
+            if (response != null) {
+                server.replies().send(ctx, request, response, keepAlive);
+            } else {
+                server.metrics().refused(Refusal.INTERNAL_ERROR);
+                server.replies().error(ctx, request, "internal_error", HttpResponseStatus.INTERNAL_SERVER_ERROR,
+                        "the demo failed to start a run", false);
+            }
+        }));
         return true;
     }
 

@@ -38,6 +38,13 @@ public final class Metrics {
     public final LongAdder idleTimeouts = new LongAdder();
     public final LongAdder tombstonesEvicted = new LongAdder();
     private final EnumMap<Refusal, LongAdder> refusals = new EnumMap<>(Refusal.class);
+    private final EnumMap<DemoRefusal, LongAdder> demoRefusals = new EnumMap<>(DemoRefusal.class);
+    /** Demo runs held now (playing, or ended and kept for --demo-retention). */
+    public final LongAdder demoRunsHeld = new LongAdder();
+    /** Bytes reserved by the demo runs held now, against the demo's share of the budget. */
+    public final LongAdder demoBytesHeld = new LongAdder();
+    /** Demo runs created whose publish failed after the first event (logged at debug only). */
+    public final LongAdder demoRunsFailed = new LongAdder();
     private final LatencyHistogram relayLatency = new LatencyHistogram("iqstream_relay_latency_seconds",
             "From an event's decode to its write to a subscriber.");
     private final LatencyHistogram resumeLatency = new LatencyHistogram("iqstream_resume_seconds",
@@ -50,6 +57,9 @@ public final class Metrics {
     public Metrics() {
         for (Refusal r : Refusal.values()) {
             refusals.put(r, new LongAdder());
+        }
+        for (DemoRefusal r : DemoRefusal.values()) {
+            demoRefusals.put(r, new LongAdder());
         }
     }
 
@@ -64,6 +74,15 @@ public final class Metrics {
 
     public long refusals(Refusal reason) {
         return refusals.get(reason).sum();
+    }
+
+    /** A demo run not created ({@code POST /demo/api/runs} answered 429 or 503); counted, not logged. */
+    public void demoRefused(DemoRefusal reason) {
+        demoRefusals.get(reason).increment();
+    }
+
+    public long demoRefusals(DemoRefusal reason) {
+        return demoRefusals.get(reason).sum();
     }
 
     /** Records one relay latency: from the event's decode to its write into a subscriber's socket. */
@@ -122,6 +141,19 @@ public final class Metrics {
             sb.append("iqstream_refusals_total{reason=\"").append(r.label()).append("\"} ")
                     .append(refusals.get(r).sum()).append('\n');
         }
+        sb.append("# HELP iqstream_demo_refusals_total Demo runs not created (POST /demo/api/runs answered 429 or"
+                + " 503), by reason.\n");
+        sb.append("# TYPE iqstream_demo_refusals_total counter\n");
+        for (DemoRefusal r : DemoRefusal.values()) {
+            sb.append("iqstream_demo_refusals_total{reason=\"").append(r.label()).append("\"} ")
+                    .append(demoRefusals.get(r).sum()).append('\n');
+        }
+        gauge(sb, "iqstream_demo_runs", "Demo runs held (playing, or ended and kept for --demo-retention).",
+                demoRunsHeld.sum());
+        gauge(sb, "iqstream_demo_reserved_bytes", "Bytes reserved by the demo runs held, against the demo's share"
+                + " of the memory budget.", demoBytesHeld.sum());
+        counter(sb, "iqstream_demo_runs_failed_total", "Demo runs whose publish failed after their first event.",
+                demoRunsFailed.sum());
         gauge(sb, "iqstream_memory_used_bytes", "Bytes committed to event logs and reservations.",
                 budget.committedBytes());
         gauge(sb, "iqstream_memory_budget_bytes", "Memory budget for event logs.", budget.budgetBytes());

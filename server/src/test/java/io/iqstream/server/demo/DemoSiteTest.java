@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import io.iqstream.server.config.DemoSettings;
+import io.iqstream.server.metrics.Metrics;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultFullHttpRequest;
 import io.netty.handler.codec.http.FullHttpRequest;
@@ -34,6 +36,7 @@ import org.junit.jupiter.api.Test;
  * the streamed request line by line, with arrival times (the relay itself is tested elsewhere).
  */
 class DemoSiteTest {
+    private static final int MAX_RUNS = 4;
     private final ObjectMapper json = new ObjectMapper();
     private HttpServer publishEndpoint;
     private DemoSite site;
@@ -41,31 +44,53 @@ class DemoSiteTest {
     private final List<Long> arrivalNanos = new CopyOnWriteArrayList<>();
     private final CompletableFuture<PublishRequest> publish = new CompletableFuture<>();
 
-    record PublishRequest(String path, String contentType, String authorization, String transferEncoding) {}
+    record PublishRequest(String method, String path, String contentType, String authorization,
+            String transferEncoding, String lastEventId) {}
+
+    private final List<PublishRequest> requests = new CopyOnWriteArrayList<>();
+    private final List<String> deleted = new CopyOnWriteArrayList<>();
 
     @BeforeEach
     void start() throws Exception {
         publishEndpoint = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         publishEndpoint.createContext("/v1/runs/", exchange -> {
-            PublishRequest request = new PublishRequest(exchange.getRequestURI().getPath(),
+            if (exchange.getRequestMethod().equals("DELETE")) {
+                deleted.add(exchange.getRequestURI().getPath());
+                exchange.sendResponseHeaders(204, -1);
+                exchange.close();
+                return;
+            }
+            PublishRequest request = new PublishRequest(exchange.getRequestMethod(), exchange.getRequestURI().getPath(),
                     exchange.getRequestHeaders().getFirst("Content-Type"),
                     exchange.getRequestHeaders().getFirst("Authorization"),
-                    exchange.getRequestHeaders().getFirst("Transfer-Encoding"));
+                    exchange.getRequestHeaders().getFirst("Transfer-Encoding"),
+                    exchange.getRequestHeaders().getFirst("Last-Event-ID"));
+            requests.add(request);
             try (BufferedReader in = new BufferedReader(new InputStreamReader(exchange.getRequestBody(), StandardCharsets.UTF_8))) {
                 for (String line; (line = in.readLine()) != null; ) {
                     arrivalNanos.add(System.nanoTime());
                     lines.add(line);
                 }
             }
-            byte[] reply = ("{\"runId\":\"x\",\"lastEventId\":" + lines.size() + ",\"ended\":true}").getBytes(StandardCharsets.UTF_8);
+            boolean ended = !lines.isEmpty() && lines.get(lines.size() - 1).contains("RUN_FINISHED");
+            byte[] reply = ("{\"runId\":\"x\",\"lastEventId\":" + lines.size() + ",\"ended\":" + ended + "}")
+                    .getBytes(StandardCharsets.UTF_8);
             exchange.sendResponseHeaders(200, reply.length);
             exchange.getResponseBody().write(reply);
             exchange.close();
-            publish.complete(request);
+            if (ended) {
+                publish.complete(request);
+            }
         });
+        publishEndpoint.setExecutor(java.util.concurrent.Executors.newCachedThreadPool(r -> {
+            Thread t = new Thread(r, "test-publish-endpoint");
+            t.setDaemon(true);
+            return t;
+        })); // a streamed run holds its thread for the run's length
         publishEndpoint.start();
         URI self = URI.create("http://127.0.0.1:" + publishEndpoint.getAddress().getPort());
-        site = new DemoSite(self, runId -> "subscribe-token-for-" + runId, "the-publish-token");
+        site = new DemoSite(self, runId -> "subscribe-token-for-" + runId, "the-publish-token",
+                new DemoSettings(true, MAX_RUNS, 100_000, 200), 64L << 20, new Metrics());
     }
 
     @AfterEach
@@ -87,10 +112,11 @@ class DemoSiteTest {
     private String[] call(HttpMethod method, String uri, String body) {
         FullHttpRequest request = request(method, uri, body);
         try {
-            FullHttpResponse response = site.handle(request);
-            if (response == null) {
+            CompletableFuture<FullHttpResponse> answer = site.handle(request);
+            if (answer == null) {
                 return null;
             }
+            FullHttpResponse response = answer.join();
             try {
                 return new String[] {
                     String.valueOf(response.status().code()),
@@ -155,11 +181,19 @@ class DemoSiteTest {
         assertEquals("/v1/runs/" + runId + "/events", body.get("eventsUrl").asText());
         assertEquals(429, body.get("events").asInt());
 
+        assertEquals(1, requests.size(), "the 201 comes after the first event was accepted");
+        PublishRequest create = requests.get(0);
+        assertEquals("POST", create.method());
+        assertEquals("/v1/runs/" + runId + "/events", create.path());
+        assertEquals(null, create.lastEventId(), "the first request creates the run");
+
         PublishRequest request = publish.get(20, TimeUnit.SECONDS);
+        assertEquals(2, requests.size(), "the first event alone, then the rest in one streamed request");
         assertEquals("/v1/runs/" + runId + "/events", request.path());
         assertEquals("application/x-ndjson", request.contentType());
         assertEquals("Bearer the-publish-token", request.authorization());
         assertEquals("chunked", request.transferEncoding());
+        assertEquals("1", request.lastEventId(), "the rest continues after event 1");
         assertEquals(429, lines.size());
 
         long previousTimestamp = 0;
@@ -177,30 +211,39 @@ class DemoSiteTest {
         assertTrue(spreadMs > 600, "events arrived over " + spreadMs + " ms");
         long stampedMs = json.readTree(lines.get(428)).get("timestamp").asLong()
                 - json.readTree(lines.get(0)).get("timestamp").asLong();
-        assertTrue(Math.abs(stampedMs - 1000) < 50, "production times span " + stampedMs + " ms at speed 10");
+        long scriptedMs = DemoScript.forRun("x", json).steps().get(428).offsetNs() / 10 / 1_000_000;
+        assertTrue(Math.abs(stampedMs - scriptedMs) < 50, "production times span " + stampedMs + " ms at speed 10,"
+                + " scripted " + scriptedMs);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (site.activeRuns() != 0 && System.nanoTime() < deadline) {
+        while ((site.activeRuns() != 0 || site.runsHeld() != 0) && System.nanoTime() < deadline) {
             Thread.sleep(5);
         }
         assertEquals(0, site.activeRuns());
+        assertEquals(0, site.runsHeld(), "given back once deleted");
+        assertEquals(List.of("/v1/runs/" + runId), deleted, "deleted after the demo's retention");
     }
 
     @Test
-    void refusesRunsBeyondItsLimitWithRetryAfter() throws Exception {
-        for (int i = 0; i < DemoSite.MAX_ACTIVE_RUNS; i++) {
+    void refusesRunsBeyondItsQuotaWith429AndRetryAfter() throws Exception {
+        for (int i = 0; i < MAX_RUNS; i++) {
             assertEquals("201", call(HttpMethod.POST, "/demo/api/runs?speed=0.1", "")[0], "run " + i);
         }
-        assertEquals(DemoSite.MAX_ACTIVE_RUNS, site.activeRuns());
+        assertEquals(MAX_RUNS, site.runsHeld());
         FullHttpRequest request = request(HttpMethod.POST, "/demo/api/runs", "");
-        FullHttpResponse busy = site.handle(request);
+        FullHttpResponse busy = site.handle(request).join();
         try {
-            assertEquals(503, busy.status().code());
+            assertEquals(429, busy.status().code());
             assertEquals("5", busy.headers().get(HttpHeaderNames.RETRY_AFTER));
-            assertEquals("over_budget", json.readTree(busy.content().toString(StandardCharsets.UTF_8)).get("error").asText());
+            assertEquals("demo_quota", json.readTree(busy.content().toString(StandardCharsets.UTF_8)).get("error").asText());
         } finally {
             busy.release();
             request.release();
         }
+        site.close();
+    }
+
+    @Test
+    void refusesStartsWhenClosed() {
         site.close();
         assertEquals("503", call(HttpMethod.POST, "/demo/api/runs", "")[0], "closed: no new runs");
     }
