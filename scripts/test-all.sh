@@ -16,6 +16,11 @@
 # ("PASSED (subset: maven,js)"); only a run of every suite prints "ALL TESTS PASSED".
 # Under CI (CI=true) a suite whose script is missing or not executable fails the run; elsewhere it is
 # skipped with a warning, and the last line says so.
+# A suite that cannot run on this machine (no root for dist, no Docker engine for image, no PyYAML for k8s, no
+# Chromium for copilotkit's browser test) prints why and exits 77 (SKIP_RC, automake's "skipped"): it is then
+# reported as skipped, never as passed, and the last line names every skip. Under CI=true a skip fails the run
+# unless that suite is declared skippable on that machine: IQSTREAM_TEST_SKIPPABLE=dist,image (a comma list of
+# suite names, set in that runner's environment). Any other non-zero exit is a failure.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -39,15 +44,22 @@ declare -A SUITE_SCRIPT=(
   [image]=scripts/test-image.sh
 )
 
+SKIP_RC=77
+
 ALL="$(IFS=,; echo "${ALL_SUITES[*]}")"
 ONLY="${IQSTREAM_TEST_ONLY:-$ALL}"
-for name in ${ONLY//,/ }; do
-  if [[ ",$ALL," != *",$name,"* ]]; then
-    echo "IQSTREAM_TEST_ONLY: unknown suite '$name' (suites: $ALL)" >&2; exit 2
-  fi
+SKIPPABLE="${IQSTREAM_TEST_SKIPPABLE:-}"
+for var in IQSTREAM_TEST_ONLY IQSTREAM_TEST_SKIPPABLE; do
+  list="${!var:-}"
+  for name in ${list//,/ }; do
+    if [[ ",$ALL," != *",$name,"* ]]; then
+      echo "$var: unknown suite '$name' (suites: $ALL)" >&2; exit 2
+    fi
+  done
 done
 want() { [[ ",$ONLY," == *",$1,"* ]]; }
 strict() { [[ "${CI:-}" == true ]]; }
+skippable() { [[ ",$SKIPPABLE," == *",$1,"* ]]; }
 export IQSTREAM_JAR="$ROOT/server/target/iqstream-server.jar"
 # the servers the suites start skip the start-up's JIT warm-up (--warmup: several seconds per start); they test
 # behaviour. dist, image and k8s run the server as shipped, warm-up included (suite() below unsets it for them).
@@ -60,7 +72,22 @@ step() { # step NAME CMD...
   echo "=== $name: $*"
   local t0=$SECONDS
   ran+=("$name")
-  if "$@"; then echo "=== $name: passed in $((SECONDS - t0)) s"; else echo "=== $name: FAILED after $((SECONDS - t0)) s"; failed+=("$name"); fi
+  local rc=0
+  "$@" || rc=$?
+  if ((rc == 0)); then
+    echo "=== $name: passed in $((SECONDS - t0)) s"
+  elif ((rc == SKIP_RC)) && ! strict; then
+    echo "=== $name: SKIPPED after $((SECONDS - t0)) s (its reason above; under CI=true this fails unless declared in IQSTREAM_TEST_SKIPPABLE)"
+    skipped+=("$name")
+  elif ((rc == SKIP_RC)) && skippable "$name"; then
+    echo "=== $name: SKIPPED after $((SECONDS - t0)) s (its reason above; declared skippable here: IQSTREAM_TEST_SKIPPABLE)"
+    skipped+=("$name")
+  elif ((rc == SKIP_RC)); then
+    echo "=== $name: FAILED: skipped itself (exit $SKIP_RC, its reason above) under CI=true, and IQSTREAM_TEST_SKIPPABLE does not name it"
+    failed+=("$name")
+  else
+    echo "=== $name: FAILED after $((SECONDS - t0)) s (exit $rc)"; failed+=("$name")
+  fi
 }
 suite() { # suite NAME: runs its script; a missing or non-executable one fails under CI, else is skipped
   local name="$1" script="${SUITE_SCRIPT[$1]}"
@@ -87,11 +114,13 @@ for name in "${ALL_SUITES[@]}"; do
   [[ "$name" == maven ]] || suite "$name"
 done
 
-# ---- verdict: only a run of every suite, none skipped, is "ALL TESTS PASSED"
-if ((${#failed[@]})); then echo "FAILED: ${failed[*]}"; exit 1; fi
+# ---- verdict: only a run of every suite, none skipped, is "ALL TESTS PASSED"; the last line names every skip
+# (a suite that skipped itself counts as run: it is in the subset and in "skipped")
+skipped_list="$(IFS=,; echo "${skipped[*]:-}")"
+if ((${#failed[@]})); then echo "FAILED: ${failed[*]}${skipped_list:+ (skipped: $skipped_list)}"; exit 1; fi
 ran_list="$(IFS=,; echo "${ran[*]:-}")"
 if ((${#skipped[@]})); then
-  echo "PASSED (subset: ${ran_list:-none}; skipped: $(IFS=,; echo "${skipped[*]}"))"
+  echo "PASSED (subset: ${ran_list:-none}; skipped: $skipped_list)"
 elif [[ "$ran_list" != "$ALL" ]]; then
   echo "PASSED (subset: ${ran_list:-none})"
 else

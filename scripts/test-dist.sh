@@ -8,7 +8,9 @@
 #      PID (exec), loads the native epoll transport from lib/native, serves a run end to end, resumes it with
 #      Last-Event-ID, and /metrics shows the planned budget (scripts/ship-check.py story);
 #   3. SIGTERM drains: /readyz 503, new runs 503, the open run finishes, then the process exits.
-# Needs root (for unshare -m) and python3; prints SKIP and passes without root. Env: KEEP_WORK=1 keeps the temp folder.
+# Needs root (for unshare -m) and python3; without them prints "test-dist: SKIP: <why>" and exits 77, which
+# scripts/test-all.sh reports as skipped (a failure under CI=true unless IQSTREAM_TEST_SKIPPABLE names dist).
+# Env: KEEP_WORK=1 keeps the temp folder.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK="$(mktemp -d /tmp/iqstream-dist.XXXXXX)"
@@ -16,13 +18,13 @@ cleanup() {
   local rc=$?
   set +e   # clean up everything, whatever fails
   [[ -n "${SERVER_PID:-}" ]] && kill -KILL "$SERVER_PID" 2>/dev/null
-  if [[ $rc -ne 0 || "${KEEP_WORK:-0}" == 1 ]]; then echo "test-dist: work folder kept: $WORK"; else rm -rf "$WORK"; fi
+  if [[ ($rc -ne 0 && $rc -ne 77) || "${KEEP_WORK:-0}" == 1 ]]; then echo "test-dist: work folder kept: $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 t0=$SECONDS
 
 if [[ $(id -u) -ne 0 ]] || ! command -v unshare >/dev/null; then
-  echo "test-dist: SKIP: needs root and unshare (util-linux) to hide the JDK"; exit 0
+  echo "test-dist: SKIP: needs root and unshare (util-linux) to hide the JDK"; exit 77
 fi
 # into target/dist, where scripts/test-image.sh (next in ./iqstream test) takes it from
 IQSTREAM_DIST_REUSE_JAR=1 "$ROOT/scripts/make-dist.sh"

@@ -13,7 +13,8 @@
 #   4. `docker stop` drains: /readyz 503, new runs 503, the open run finishes, exit 143 after "stopped".
 # Starts its own dockerd (--bridge=none --iptables=false, a data root in a temp folder) and stops it by PID; never
 # touches a system engine. Installs docker.io and debootstrap from Debian when missing. When no engine can run,
-# prints "test-image: SKIP: <why>" and exits 0. Env: KEEP_WORK=1 keeps the temp folder.
+# prints "test-image: SKIP: <why>" and exits 77, which scripts/test-all.sh reports as skipped (a failure under
+# CI=true unless IQSTREAM_TEST_SKIPPABLE names image). Env: KEEP_WORK=1 keeps the temp folder.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/iqstream"
@@ -21,7 +22,7 @@ BASE_TAR="$CACHE/debian-bookworm-minbase.tar"
 BASE_IMAGE=iqstream-test-base:bookworm
 IMAGE=iqstream:test
 t0=$SECONDS
-skip() { echo "test-image: SKIP: $*"; exit 0; }
+skip() { echo "test-image: SKIP: $*"; exit 77; }
 fail() { echo "test-image: FAIL: $*" >&2; [[ -n "${CID:-}" ]] && "${D[@]}" logs "$CID" >&2 2>&1 | tail -30; exit 1; }
 ok() { echo "ok   $*  [$((SECONDS - t0)) s]"; }
 

@@ -48,8 +48,28 @@ export class HttpStatusError extends IqStreamError {}
 /** The connection kept failing and the retry budget ran out. `cause` is the last failure. */
 export class ConnectionLostError extends IqStreamError {}
 
-/** The server sent an event id that does not follow the previous one (a gap or a repeat). */
-export class StreamIntegrityError extends IqStreamError {}
+/**
+ * The server sent an event the read cannot hand on as the next one: `code` says which.
+ * "duplicate_event" (an id at or below the last one handed on: a repeat), "event_gap" (an id
+ * that skips ahead), "bad_event_id" (no numeric id), "bad_event_json" (data is not JSON).
+ * For the first two, `expectedId` is the id that was due and `receivedId` the one that came.
+ * The events before it were handed on; none after it are.
+ */
+export class StreamIntegrityError extends IqStreamError {
+  /**
+   * @param {string} message
+   * @param {object} [details]  as {@link IqStreamError}, plus:
+   * @param {number} [details.expectedId]
+   * @param {number} [details.receivedId]
+   */
+  constructor(message, details = {}) {
+    super(message, details);
+    /** @type {number|undefined} */
+    this.expectedId = details.expectedId;
+    /** @type {number|undefined} */
+    this.receivedId = details.receivedId;
+  }
+}
 
 /**
  * Builds the typed error for a non-retryable HTTP answer.

@@ -183,5 +183,14 @@ export declare class RunGoneError extends IqStreamError {}
 export declare class HttpStatusError extends IqStreamError {}
 /** Reconnects kept failing; `cause` is the last failure. */
 export declare class ConnectionLostError extends IqStreamError {}
-/** An event id skipped ahead or was not numeric. */
-export declare class StreamIntegrityError extends IqStreamError {}
+/**
+ * The server sent an event that is not the next one: `code` is "duplicate_event" (an id already handed
+ * on), "event_gap" (an id that skips ahead), "bad_event_id" or "bad_event_json".
+ */
+export declare class StreamIntegrityError extends IqStreamError {
+  code: "duplicate_event" | "event_gap" | "bad_event_id" | "bad_event_json";
+  /** For duplicate_event and event_gap: the id that was due. */
+  expectedId?: number;
+  /** For duplicate_event and event_gap: the id that came. */
+  receivedId?: number;
+}

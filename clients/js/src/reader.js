@@ -5,8 +5,11 @@
  * Implementation notes
  * - Invariant: the iterator yields event ids lastEventId+1, +2, ... with no gap and no
  *   repeat, across any number of reconnects. Every (re)connection asks for the events after
- *   the last id it yielded (`Last-Event-ID` header, or `?lastEventId=` in query mode); an id
- *   at or below it is dropped, and an id that skips ahead is a {@link StreamIntegrityError}.
+ *   the last id it yielded (`Last-Event-ID` header, or `?lastEventId=` in query mode). The
+ *   server never sends an id at or below it, nor one that skips ahead: either is a server
+ *   fault, and ends the read with a {@link StreamIntegrityError} (`code` "duplicate_event" or
+ *   "event_gap", with `expectedId` and `receivedId`), after handing on every event before it.
+ *   A duplicate is reported, not hidden: silently dropping it would hide a server that replays.
  * - It uses fetch and a streaming SSE parser, not EventSource, so it runs in Node and in
  *   browsers, can send an Authorization header, and can tell 401/403/404/410 apart
  *   (EventSource only reports "error").
@@ -162,16 +165,25 @@ export async function* readRun(options) {
         onMessage: (message) => {
           if (parseError) return;
           if (message.id === undefined || !/^\d+$/.test(message.id)) {
-            parseError = new StreamIntegrityError(`An event without a numeric id: '${message.id}'`, { runId });
+            parseError = new StreamIntegrityError(`An event without a numeric id: '${message.id}'`, {
+              runId,
+              code: "bad_event_id",
+            });
             return;
           }
           const id = Number(message.id);
           const expected = lastEventId + ready.length + 1;
-          if (id < expected) return; // already handed on: never a duplicate
+          if (id < expected) {
+            parseError = new StreamIntegrityError(
+              `Event ${id} arrived again where ${expected} was expected: the server sent a duplicate`,
+              { runId, code: "duplicate_event", expectedId: expected, receivedId: id },
+            );
+            return;
+          }
           if (id > expected) {
             parseError = new StreamIntegrityError(
               `Event ${id} arrived where ${expected} was expected: events were skipped`,
-              { runId },
+              { runId, code: "event_gap", expectedId: expected, receivedId: id },
             );
             return;
           }
@@ -179,7 +191,7 @@ export async function* readRun(options) {
           try {
             event = JSON.parse(message.data);
           } catch (cause) {
-            parseError = new StreamIntegrityError(`Event ${id} is not JSON`, { runId, cause });
+            parseError = new StreamIntegrityError(`Event ${id} is not JSON`, { runId, cause, code: "bad_event_json" });
             return;
           }
           ready.push({ id, event, data: message.data });

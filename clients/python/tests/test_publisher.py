@@ -244,10 +244,6 @@ class PublisherTest(unittest.TestCase):
             run.finish()
         self.assertIn("could not be continued after 2 attempts", str(ctx.exception))
 
-
-if __name__ == "__main__":
-    unittest.main()
-
     def test_a_stop_from_elsewhere_is_a_distinct_outcome_seen_at_once(self) -> None:
         run_id = new_run_id()
         browser = self.subscribe(run_id)
@@ -272,3 +268,7 @@ if __name__ == "__main__":
         event_id, closing = browser.events[2]
         self.assertEqual((event_id, closing["type"], closing["code"]), (3, "RUN_ERROR", "STOPPED"))
         self.assertTrue(self.client().status(run_id).ended, "the stopped run is kept, ended")
+
+
+if __name__ == "__main__":
+    unittest.main()

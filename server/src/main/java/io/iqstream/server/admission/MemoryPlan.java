@@ -22,12 +22,15 @@ public record MemoryPlan(long limitBytes, String source, long heapBytes, long di
     /**
      * Direct memory one connection may hold outside the budget at its worst: a request head being decoded (8 KiB
      * line + 16 KiB headers, the decoder's limits in {@code http.IqStreamInitializer}) and one 64 KiB read or body
-     * chunk. Its pending writes are slices of log memory the budget already counts.
+     * chunk. Its pending writes are slices of log memory the budget already counts. A bound: measured, a connection
+     * holding a maximal head holds no direct memory at rest ({@code MemoryFootprintTest}).
      */
     public static final long CONNECTION_DIRECT_BYTES = (8 + 16 + 64) * KIB;
     /**
      * Heap one connection may hold at its worst: the decoder's text of a maximal head (Java chars, 2 bytes each,
      * kept for the connection's life) plus about 8 KiB of channel, pipeline, handlers and a subscriber's cursor.
+     * A bound: measured, 400 connections with maximal heads hold 35 KiB of heap each ({@code MemoryFootprintTest},
+     * which fails when one holds more; docs/OPERATIONS.md has the command and the figures).
      */
     public static final long CONNECTION_HEAP_BYTES = 2 * (8 + 16) * KIB + 8 * KIB;
     /**

@@ -24,8 +24,10 @@ import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
  * run's log).
  */
 public final class IqStreamInitializer extends ChannelInitializer<Channel> {
-    private static final int MAX_INITIAL_LINE_BYTES = 8192;
-    private static final int MAX_HEADER_BYTES = 16384;
+    /** The longest request line decoded (longer: 400); public for the tests that send maximal heads. */
+    public static final int MAX_INITIAL_LINE_BYTES = 8192;
+    /** The most header bytes decoded (more: 400); public for the tests that send maximal heads. */
+    public static final int MAX_HEADER_BYTES = 16384;
     private static final int MAX_CHUNK_BYTES = 64 * 1024;
 
     private final ServerContext server;

@@ -159,6 +159,11 @@ public final class RunRegistry {
         all.forEach(RunWaiter::serverDraining);
     }
 
+    /** True while a subscriber waits (await-run) for {@code runId} to be created. For tests: on this loop only. */
+    public boolean isAwaited(String runId) {
+        return waiters.containsKey(runId);
+    }
+
     public void stopAwaiting(String runId, RunWaiter waiter) {
         List<RunWaiter> ws = waiters.get(runId);
         if (ws != null) {

@@ -26,11 +26,16 @@ public final class Workers {
 
     /** The worker owning {@code runId}. */
     public Worker ownerOf(String runId) {
+        return workers[indexOf(runId, workers.length)];
+    }
+
+    /** The index of the worker owning {@code runId} among {@code workerCount} (the hash {@link #ownerOf} uses). */
+    public static int indexOf(String runId, int workerCount) {
         int h = runId.hashCode();
         h ^= h >>> 16;
         h *= 0x85ebca6b;
         h ^= h >>> 13;
-        return workers[Math.floorMod(h, workers.length)];
+        return Math.floorMod(h, workerCount);
     }
 
     /** The worker whose loop is {@code loop}, or null. */

@@ -21,13 +21,25 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Issue 8 items 2c and 3 replayed against the real server in a small JVM sized as the launcher sizes it for
- * {@code --memory-budget 16m} (heap 48 MiB, direct 37 MiB): memory a client makes the server hold is counted, so
- * the answer is a refusal, never an OutOfMemoryError, and other runs go on.
+ * {@code --memory-budget 16m} (the JVM flags of {@link MemoryPlan#forLimit}'s plan for that budget, today heap
+ * 48 MiB, direct 37 MiB): memory a client makes the server hold is counted, so the answer is a refusal, never an
+ * OutOfMemoryError, and other runs go on.
  */
 class LogMemoryAttackTest {
-    private static final List<String> PLAN_FOR_16M = List.of("-Xmx48m", "-XX:MaxDirectMemorySize=37m");
+    private static final MemoryPlan PLAN_16M = MemoryPlan.forLimit(0, "test", 16L << 20);
+    private static final List<String> PLAN_FOR_16M = jvmFlags(PLAN_16M);
     private static final int EVENTS_PER_RUN = 1_000_000;
     private static final int LINES_PER_CHUNK = 10_000;
+
+    /** The launcher's sizing flags for {@code plan} ({@link MemoryPlan#jvmFlags}), one list element each. */
+    private static List<String> jvmFlags(MemoryPlan plan) {
+        return List.of(plan.jvmFlags().split(" "));
+    }
+
+    /** The direct memory a JVM started with {@code plan}'s flags has: the flag is in whole MiB. */
+    private static long directBytesGiven(MemoryPlan plan) {
+        return plan.directBytes() >> 20 << 20;
+    }
 
     /** 2c: four runs of a million {"type":"X"}: the per-event index is charged, the budget refuses, the heap holds. */
     @Test
@@ -56,7 +68,7 @@ class LogMemoryAttackTest {
             assertTrue(usedAfter.get(0) >= 4L * EVENTS_PER_RUN, "its index is charged: " + usedAfter.get(0));
             assertTrue(refusals > 0 && got.stream().anyMatch(s -> s != 200), "the budget refused a run: " + got);
             assertTrue(got.stream().allMatch(s -> s == 200 || s == 503 || s == -1), "200 or 503 only: " + got);
-            assertTrue(used <= (16L << 20) * 5 / 4, "within budget + headroom: " + used);
+            assertTrue(used <= PLAN_16M.budgetBytes() * 5 / 4, "within budget + headroom: " + used);
         }
     }
 
@@ -137,9 +149,9 @@ class LogMemoryAttackTest {
                     direct, readyz);
             assertTrue(streaming > 0, "subscribers share the copy");
             assertTrue(used >= 1_000_000, "the unpacked copy is counted: " + used);
-            assertTrue(used <= packedRun + (16L << 20) / MemoryBudget.COPY_SHARE_DIVISOR + 64 * 1024,
+            assertTrue(used <= packedRun + PLAN_16M.budgetBytes() / MemoryBudget.COPY_SHARE_DIVISOR + 64 * 1024,
                     "copies stay within their share of the budget: " + used);
-            assertTrue(direct <= 37L << 20, "direct memory bounded: " + direct);
+            assertTrue(direct <= directBytesGiven(PLAN_16M), "direct memory bounded by the plan's: " + direct);
             // another run is not harmed: it publishes and a reader gets it whole
             ChunkedPublisher pub = ChunkedPublisher.open(server.port(), "honest", "application/x-ndjson", admin);
             pub.send("{\"type\":\"RUN_STARTED\"}\n");
@@ -149,10 +161,10 @@ class LogMemoryAttackTest {
                 for (int i = 0; i < 40; i++) {
                     pub.send("{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"t" + i + "\"}\n");
                 }
-                long t0 = System.nanoTime();
+                // answered at all (the client's 20 s bound catches a wedged server; no speed claim here: the
+                // hostile suite's HealthWatch holds the latency bound)
                 HttpResponse<String> health = Http.get(server.base() + "/healthz");
                 assertEquals(200, health.statusCode());
-                assertTrue(System.nanoTime() - t0 < 1_000_000_000L, "healthz within a second");
                 pub.send("{\"type\":\"RUN_FINISHED\"}\n");
                 assertEquals(200, pub.finish().status(), "another run publishes");
                 SseClient.assertConsecutive(reader.take(42, 10_000), 1);
@@ -177,14 +189,14 @@ class LogMemoryAttackTest {
     }
 
     /**
-     * 3, the refusal: when the budget cannot take a segment's unpacked copy (a 1 MB copy, a 2 MiB budget whose copies
+     * 3, the refusal: when the budget cannot take a segment's unpacked copy (a 1 MB copy, a 3 MiB budget whose copies
      * may take a quarter), a new subscriber is refused with 503 + Retry-After before its response starts, and another
      * run publishes and is read as usual.
      */
     @Test
     void subscriberIsRefusedWhenTheBudgetCannotTakeItsCopy() throws Exception {
         String admin = Tokens.admin();
-        try (SmallJvmServer server = SmallJvmServer.start(List.of("-Xmx48m", "-XX:MaxDirectMemorySize=19m"),
+        try (SmallJvmServer server = SmallJvmServer.start(jvmFlags(MemoryPlan.forLimit(0, "test", 3L << 20)),
                 "--memory-budget", "3m", "--max-event-bytes", "1100k", "--max-run-bytes", "64m")) {
             String big = "{\"type\":\"TOOL_CALL_RESULT\",\"content\":\"" + "a".repeat(1_000_000) + "\"}";
             assertEquals(200, Http.publish(server.base(), "packed", admin, big, big, big,

@@ -5,7 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 
-/** The plan covers connections at their worst with the memory outside the budget; the docs quote these figures. */
+/**
+ * The plan covers connections at their worst with the memory outside the budget; the docs quote these figures. They
+ * are the formula applied to the per-connection constants, not measurements: {@link MemoryFootprintTest} measures
+ * what a connection really holds and fails when it is more than the constants.
+ */
 class MemoryPlanTest {
     private static final long MIB = 1L << 20;
 

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
  * The server in its own JVM, started as the launcher starts it ({@link LaunchedServer}: the launcher's JVM flags,
  * heap and direct memory from {@link MemoryPlan} for a 6 MiB budget, leak detection paranoid), flooded with runs
  * and large events: it refuses with 503 + Retry-After (counted apart from connections cut mid-body, and required)
- * instead of dying, counts the refusals in {@code iqstream_refusals_total{reason="over_budget"}}, stays
+ * instead of dying, never leaves a flood publish unanswered (a client timeout is counted apart and fails), counts the refusals in {@code iqstream_refusals_total{reason="over_budget"}}, stays
  * responsive, finishes the runs it admitted before the flood, admits again once memory returns, and never prints
  * an {@code OutOfMemoryError}, an {@code OutOfDirectMemoryError} or a {@code LEAK:} report.
  */
@@ -55,6 +55,8 @@ class MemoryPressureTest {
             AtomicBoolean flooding = new AtomicBoolean(true);
             AtomicInteger refused503 = new AtomicInteger();
             AtomicInteger cutMidBody = new AtomicInteger();
+            AtomicInteger timedOut = new AtomicInteger();
+            List<String> otherAnswers = java.util.Collections.synchronizedList(new ArrayList<>());
             AtomicInteger refusedWithoutRetryAfter = new AtomicInteger();
             AtomicInteger floodRun = new AtomicInteger();
             // random text: the log's packing cannot shrink it, so the flood really fills the budget
@@ -77,7 +79,12 @@ class MemoryPressureTest {
                                 if (r.headers().firstValue("Retry-After").isEmpty()) {
                                     refusedWithoutRetryAfter.incrementAndGet();
                                 }
+                            } else if (r.statusCode() != 200) {
+                                otherAnswers.add(r.statusCode() + " " + r.body());
                             }
+                        } catch (java.net.http.HttpTimeoutException e) {
+                            // no answer within the client's 20 s: a server that hangs a refused request, not a cut
+                            timedOut.incrementAndGet();
                         } catch (java.io.IOException e) {
                             // a refused request may close the connection mid-body: counted, but not as a 503
                             cutMidBody.incrementAndGet();
@@ -113,6 +120,9 @@ class MemoryPressureTest {
             assertTrue(refused503.get() > 0, "the flood was refused with 503 at some point (503s: " + refused503
                     + ", connections cut mid-body: " + cutMidBody + ") " + server.output());
             assertEquals(0, refusedWithoutRetryAfter.get(), "every 503 carries Retry-After");
+            assertEquals(0, timedOut.get(), "a flood publish went unanswered for 20 s (a hang, not a cut mid-body; "
+                    + refused503 + " 503s, " + cutMidBody + " cut) " + server.output());
+            assertEquals(List.of(), otherAnswers, "a flood publish is answered 200 or 503 over_budget, nothing else");
             // a liveness bound, not a speed figure: the server runs with the paranoid leak detector (a stack trace
             // per buffer access) on a shared CI machine; a server stuck in GC or wedged by the flood misses it
             assertTrue(worstHealthMs < HEALTHZ_BOUND_MS, "healthz answered every time within " + HEALTHZ_BOUND_MS

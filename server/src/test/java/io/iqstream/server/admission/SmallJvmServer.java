@@ -50,6 +50,11 @@ final class SmallJvmServer implements AutoCloseable {
         return port;
     }
 
+    /** The server JVM's process id (to attach to it: {@link ChildHeap}). */
+    long pid() {
+        return process.pid();
+    }
+
     String base() {
         return "http://127.0.0.1:" + port;
     }

@@ -11,6 +11,7 @@ import io.iqstream.server.testing.Tokens;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.http.HttpResponse;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -64,17 +65,45 @@ class ClusterForwardingTest {
                 .getNow();
     }
 
+    /**
+     * Run ids for the test, four owned by each node by the rendezvous hash over the two members (the ports are
+     * random, so a fixed list could land all on one node): the first ids "fw-0", "fw-1", ... the hash gives to
+     * A and to B, alternating. Fails if the first 200 ids all go to one node (the hash does not spread).
+     */
+    private static List<String> runsSpreadOverBothNodes(int perNode) {
+        Member memberA = a.server().context().cluster().membership().self();
+        List<Member> members = a.server().context().cluster().membership().view().ready();
+        List<String> onA = new ArrayList<>();
+        List<String> onB = new ArrayList<>();
+        for (int n = 0; n < 200 && (onA.size() < perNode || onB.size() < perNode); n++) {
+            String run = "fw-" + n;
+            (Rendezvous.owner(run, members).equals(memberA) ? onA : onB).add(run);
+        }
+        assertTrue(onA.size() >= perNode && onB.size() >= perNode,
+                "the hash spreads ids over both members: " + onA.size() + " on A, " + onB.size() + " on B");
+        List<String> runs = new ArrayList<>();
+        for (int i = 0; i < perNode; i++) {
+            runs.add(onA.get(i));
+            runs.add(onB.get(i));
+        }
+        return runs;
+    }
+
     @Test
     void anyNodeServesAnyRunWholeWithResume() throws Exception {
+        List<String> runs = runsSpreadOverBothNodes(4);
         int onA = 0;
-        for (int i = 0; i < 8; i++) {
-            String run = "fw-" + i;
-            TestServer pub = i % 2 == 0 ? a : b;
-            TestServer sub = i % 2 == 0 ? b : a;
+        for (int i = 0; i < runs.size(); i++) {
+            String run = runs.get(i);
+            boolean ownedByA = i % 2 == 0;
+            // each node publishes to runs the other owns and to its own, and reads from the other node
+            TestServer pub = i % 4 < 2 ? a : b;
+            TestServer sub = pub == a ? b : a;
             HttpResponse<String> r = Http.publish(pub.base(), run, admin, "{\"type\":\"RUN_STARTED\"}",
                     "{\"type\":\"X\",\"n\":" + i + "}", "{\"type\":\"RUN_FINISHED\"}");
             assertEquals(200, r.statusCode(), r.body());
             assertTrue(holds(a, run) ^ holds(b, run), run + " is held by exactly one node");
+            assertEquals(ownedByA, holds(a, run), run + " is held by the node the rendezvous hash names");
             onA += holds(a, run) ? 1 : 0;
             try (SseClient s = SseClient.open(sub.port(), "/v1/runs/" + run + "/events",
                     "Authorization: Bearer " + admin, "Last-Event-ID: 1")) {
@@ -87,7 +116,7 @@ class ClusterForwardingTest {
                     "Bearer " + admin);
             assertEquals(200, status.statusCode(), status.body());
         }
-        assertTrue(onA > 0 && onA < 8, "runs are spread over both nodes: " + onA + " of 8 on A");
+        assertEquals(4, onA, "runs are spread over both nodes: " + onA + " of 8 on A");
     }
 
     @Test

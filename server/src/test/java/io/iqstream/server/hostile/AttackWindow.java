@@ -1,9 +1,10 @@
 package io.iqstream.server.hostile;
 
 /**
- * The span of one attack: {@link HealthWatch} probing throughout and, where asked, an {@link HonestRun}
- * streaming beside it. {@link #assertSurvived} checks what every hostile test must end with: the honest run
- * delivered whole, /healthz under a second all along, no out-of-memory line, the process alive.
+ * The span of one attack: {@link HealthWatch} probing throughout (/healthz and each worker) and, where asked, an
+ * {@link HonestRun} streaming beside it. {@link #assertSurvived} checks what every hostile test must end with: the
+ * honest run delivered whole, /healthz under a second and every worker answering within
+ * {@link HealthWatch#WORKER_LIMIT_MS} all along, no out-of-memory line, the process alive.
  * Confined to the test's thread.
  */
 final class AttackWindow implements AutoCloseable {
@@ -23,6 +24,22 @@ final class AttackWindow implements AutoCloseable {
     static AttackWindow open(HostileServer server) throws Exception {
         warmUp(server);
         HealthWatch watch = HealthWatch.start(server);
+        try {
+            return new AttackWindow(server, watch, HonestRun.start(server, "honest-" + (++runs) + "-"
+                    + Long.toHexString(System.nanoTime())));
+        } catch (Exception | AssertionError e) {
+            watch.stop();
+            throw e;
+        }
+    }
+
+    /**
+     * For an attack on the main port's connection slots (--max-connections), where a refused main-port connection
+     * is the expected answer: the honest run, and the watch on /healthz of the admin port only.
+     */
+    static AttackWindow openWatchingAdminOnly(HostileServer server) throws Exception {
+        warmUp(server);
+        HealthWatch watch = HealthWatch.start(server, false);
         try {
             return new AttackWindow(server, watch, HonestRun.start(server, "honest-" + (++runs) + "-"
                     + Long.toHexString(System.nanoTime())));

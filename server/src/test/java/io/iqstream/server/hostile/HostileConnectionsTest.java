@@ -73,7 +73,7 @@ class HostileConnectionsTest {
     @Test
     void connectionsAboveMaxAreClosedAtOnceWhileAdminHealthAnswers() throws Exception {
         try (HostileServer server = HostileServer.startWithAdminPort("--max-connections",
-                String.valueOf(MAX_CONNECTIONS)); AttackWindow w = AttackWindow.open(server)) {
+                String.valueOf(MAX_CONNECTIONS)); AttackWindow w = AttackWindow.openWatchingAdminOnly(server)) {
             List<Socket> sockets = new ArrayList<>();
             try {
                 for (int i = 0; i < MAX_CONNECTIONS + OVER; i++) {

@@ -39,19 +39,22 @@ final class HostileServer implements AutoCloseable {
     private final ConcurrentLinkedQueue<String> output;
     private final int port;
     private final int adminPort;
+    private final int workers;
 
-    private HostileServer(Process process, ConcurrentLinkedQueue<String> output, int port, int adminPort) {
+    private HostileServer(Process process, ConcurrentLinkedQueue<String> output, int port, int adminPort,
+            int workers) {
         this.process = process;
         this.output = output;
         this.port = port;
+        this.workers = workers;
         this.adminPort = adminPort;
     }
 
     /**
      * Starts {@code serve} on 127.0.0.1, an ephemeral port, 2 workers, the test secret, a 1 s drain and
      * {@code --memory-budget 16m} unless {@code flags} set them, and waits for it to listen. It also gets an
-     * {@code --admin-port}, as in production: the health watch probes {@code /healthz} there, because the main
-     * port is what the attacks saturate (docs/SECURITY.md: the admin port keeps answering).
+     * {@code --admin-port}, as in production: the health watch probes {@code /healthz} there (docs/SECURITY.md: the
+     * admin port keeps answering), and each worker through the main port, which is what the attacks load.
      */
     static HostileServer start(String... flags) throws IOException {
         return start(true, flags);
@@ -77,7 +80,7 @@ final class HostileServer implements AutoCloseable {
         Process p = spawn(args);
         ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();
         ServerOutput.Started started = ServerOutput.awaitListening(p, output, "hostile-server-output");
-        return new HostileServer(p, output, started.port(), admin);
+        return new HostileServer(p, output, started.port(), admin, Integer.parseInt(valueOf(args, "--workers")));
     }
 
     /** Runs {@code serve} with {@code flags} (nothing added) and waits up to {@code timeoutMs} for it to exit. */
@@ -136,6 +139,11 @@ final class HostileServer implements AutoCloseable {
     /** The admin port, or the main port when this server has none. */
     int healthPort() {
         return adminPort > 0 ? adminPort : port;
+    }
+
+    /** The server's worker count ({@code --workers}: 2 unless a test set it). */
+    int workers() {
+        return workers;
     }
 
     boolean isAlive() {

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.testing.ChunkedPublisher;
+import io.iqstream.server.testing.Conditions;
 import io.iqstream.server.testing.Http;
 import io.iqstream.server.testing.SseClient;
 import io.iqstream.server.testing.TestServer;
@@ -47,7 +48,9 @@ class RunLifecycleTest {
                 assertEquals("1", sub.next(5000).id(), "the first event is in before the break");
             }
             pub.breakOff();
-            Thread.sleep(200);
+            // the new publisher comes once the server has seen the old one go (else it is the second of two)
+            var metrics = server.server().context().metrics();
+            Conditions.await("the server sees the publisher gone", 5000, () -> metrics.publishersActive.sum() == 0);
             HttpResponse<String> r = Http.publish(server.base(), "back", admin, FINISH);
             assertEquals("{\"runId\":\"back\",\"lastEventId\":2,\"ended\":true}", r.body());
         }

@@ -5,12 +5,16 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.testing.ChunkedPublisher;
+import io.iqstream.server.testing.Conditions;
 import io.iqstream.server.testing.Http;
 import io.iqstream.server.testing.SseClient;
 import io.iqstream.server.testing.TestServer;
 import io.iqstream.server.testing.Tokens;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -171,22 +175,32 @@ class SubscribeIntegrationTest {
 
     @Test
     void subscriberArrivingBeforeTheRunWaitsForIt() throws Exception {
-        Thread publisher = new Thread(() -> {
+        // the subscriber first: its request is held (await-run) until the run exists; the publish comes once the
+        // run's worker says a subscriber waits for it, a condition, not a sleep
+        CompletableFuture<SseClient> opening = CompletableFuture.supplyAsync(() -> {
             try {
-                Thread.sleep(300);
-                publish("early-bird", run(1, true));
+                return open("/v1/runs/early-bird/events");
             } catch (Exception e) {
-                throw new IllegalStateException(e);
+                throw new CompletionException(e);
             }
         });
-        publisher.start();
-        long t0 = System.nanoTime();
-        try (SseClient sub = open("/v1/runs/early-bird/events")) {
-            assertEquals(200, sub.status());
-            assertTrue(System.nanoTime() - t0 >= 250_000_000L, "the response waited for the run");
-            SseClient.assertConsecutive(sub.take(3, 5000), 1);
+        try {
+            Conditions.await("a subscriber waits for run early-bird", 5000, () -> awaited("early-bird"));
+            assertFalse(opening.isDone(), "no answer while the run does not exist");
+            publish("early-bird", run(1, true));
+            try (SseClient sub = opening.get(5, TimeUnit.SECONDS)) {
+                assertEquals(200, sub.status());
+                SseClient.assertConsecutive(sub.take(3, 5000), 1);
+            }
+        } finally {
+            opening.cancel(true);
         }
-        publisher.join();
+    }
+
+    /** Whether the worker owning {@code runId} holds a subscriber waiting for it, asked on that worker's loop. */
+    private static boolean awaited(String runId) {
+        var owner = server.server().context().workers().ownerOf(runId);
+        return owner.loop().submit(() -> owner.registry().isAwaited(runId)).syncUninterruptibly().getNow();
     }
 
     @Test
