@@ -9,7 +9,7 @@
  * - `append` publishes a batch (one POST continued with `Last-Event-ID`) and resolves with IQ-Stream's ids as
  *   offsets once IQ-Stream holds it;
  * - `read` is a Last-Event-ID subscription, tailing until the run's terminal event;
- * - `snapshot` is a bounded read, up to the event that was last when it was called;
+ * - `snapshot` is a tail read (`?live=false`): what IQ-Stream holds now, without waiting;
  * - `close` leaves a run that has its terminal event as it is, and has IQ-Stream end one that has none
  *   (`RUN_ERROR` `STOPPED`);
  * - `upsert` re-appends at offsets this adapter minted: an identical overlapping range adds nothing.
@@ -74,8 +74,8 @@ const isJoinOffset = (offset) => offset === "-1" || offset === "now";
  * @param {string | (() => string | Promise<string>)} [options.token]  a JWT with `publish` and `subscribe` on
  *   `<prefix>*` (default `IQSTREAM_TOKEN`), or a function asked before every request
  * @param {string} [options.prefix]  IQ-Stream run ids of TanStack runs start with it (default `tsa.`)
- * @param {number} [options.leaseMs]  publisher lease (default 5000): IQ-Stream ends the run with
- *   `PUBLISHER_LOST` when the producer has had no request open for this long; 0 sends none
+ * @param {number} [options.leaseMs]  publisher lease (default `IQSTREAM_PUBLISHER_LEASE_MS`, else 5000): IQ-Stream
+ *   ends the run with `PUBLISHER_LOST` when the producer has had no request open for this long; 0 sends none
  * @param {typeof fetch} [options.fetch]
  */
 export function iqstreamStream(source, options = {}) {
@@ -83,7 +83,8 @@ export function iqstreamStream(source, options = {}) {
   if (!url) throw new TypeError("iqstreamStream: IQ-Stream's address is missing: pass { url } or set IQSTREAM_URL");
   const token = options.token ?? process.env.IQSTREAM_TOKEN;
   const prefix = options.prefix ?? DEFAULT_PREFIX;
-  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+  const leaseEnv = process.env.IQSTREAM_PUBLISHER_LEASE_MS;
+  const leaseMs = options.leaseMs ?? (leaseEnv ? Number(leaseEnv) : DEFAULT_LEASE_MS);
   if (!Number.isInteger(leaseMs) || leaseMs < 0) throw new TypeError(`iqstreamStream: leaseMs must be a non-negative integer, got ${leaseMs}`);
 
   let resumeOffset;
@@ -121,15 +122,6 @@ export function iqstreamStream(source, options = {}) {
 
   const entry = ({ id, event }) => ({ offset: encodeOffset(iqRunId, id), chunk: decodeChunk(event) });
 
-  /** Everything stored now, as { id, data, event }. */
-  async function stored() {
-    const status = await log.status();
-    if (status === null || status.lastEventId === 0) return [];
-    const items = [];
-    for await (const item of log.events(0, { untilEventId: status.lastEventId })) items.push(item);
-    return items;
-  }
-
   return {
     /** The IQ-Stream run this adapter writes and reads. */
     iqRunId,
@@ -152,7 +144,7 @@ export function iqstreamStream(source, options = {}) {
     },
 
     async snapshot() {
-      return (await stored()).map(entry);
+      return (await log.tail()).map(entry);
     },
 
     close: () => log.close(),
@@ -177,7 +169,7 @@ export function iqstreamStream(source, options = {}) {
       }
       // 2. against the log: a stored offset must hold the same bytes (IQ-Stream's log is append-only), a new
       //    one must come right after the tail (IQ-Stream numbers events 1, 2, 3... with no hole)
-      const log0 = await stored();
+      const log0 = await log.tail();
       const tail = log0.length === 0 ? 0 : log0[log0.length - 1].id;
       const fresh = [];
       let nextId = tail + 1;

@@ -22,6 +22,7 @@
  */
 
 import { readRun } from "@iqstream/client/reader";
+import { SseParser } from "@iqstream/client/sse";
 import { IqStreamDurabilityError } from "./errors.js";
 
 const NETWORK_RETRIES_MS = [50, 250, 1000];
@@ -166,10 +167,9 @@ export class RunLog {
 
   /**
    * The run's events after `afterEventId`, as { id, data, event }, until its terminal event (tailing while it
-   * is open), or, with `untilEventId`, until that id. Reconnects by itself (`Last-Event-ID`).
+   * is open). Reconnects by itself (`Last-Event-ID`).
    */
-  async *events(afterEventId, { signal, untilEventId } = {}) {
-    if (untilEventId !== undefined && untilEventId <= afterEventId) return;
+  async *events(afterEventId, { signal } = {}) {
     for await (const item of readRun({
       baseUrl: this.baseUrl,
       runId: this.iqRunId,
@@ -179,8 +179,35 @@ export class RunLog {
       fetch: this.fetch,
     })) {
       yield item;
-      if (untilEventId !== undefined && item.id >= untilEventId) return;
     }
+  }
+
+  /**
+   * The events the run holds now, as [{ id, data, event }]: one tail read (`?live=false`), which ends at the
+   * run's last event, open or not, and never waits. [] for a run IQ-Stream does not hold (404, 410).
+   */
+  async tail() {
+    const response = await this.fetch(`${this.runUrl}/events?live=false`, {
+      headers: await this.headers({ Accept: "text/event-stream" }),
+      cache: "no-store",
+    });
+    if (response.status === 404 || response.status === 410 || response.status === 204) {
+      await response.body?.cancel().catch(() => {});
+      return [];
+    }
+    if (response.status !== 200) throw this.refusal("reading", response.status, await readJson(response));
+    const items = [];
+    const parser = new SseParser({
+      onMessage: ({ id, data }) => items.push({ id: Number(id), data, event: JSON.parse(data) }),
+    });
+    parser.push(await response.text());
+    parser.end();
+    items.forEach((item, i) => {
+      if (item.id !== i + 1) {
+        throw new IqStreamDurabilityError(`run '${this.iqRunId}': event ${item.id} where ${i + 1} was expected`, { runId: this.iqRunId });
+      }
+    });
+    return items;
   }
 
   refusal(what, status, body) {
