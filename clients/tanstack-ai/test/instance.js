@@ -2,7 +2,8 @@
 // example (examples/chat.js, configured by IQSTREAM_URL and IQSTREAM_TOKEN) under Node's http server on an
 // ephemeral loopback port, with the scripted model. Started by support.js's startInstance over IPC: it sends
 // { url } once it listens, then answers { id, op }: hold (the model pauses mid-answer), open (it goes on),
-// appends (the NDJSON bodies this process POSTed to IQ-Stream, in order: what its producer stored).
+// appends (the NDJSON bodies this process POSTed to IQ-Stream, in order: what its producer stored), requests
+// (the method, URL and Last-Event-ID of each request it served).
 // It exits when the test process goes away (the IPC channel closes).
 import http from "node:http";
 import { Readable } from "node:stream";
@@ -12,6 +13,7 @@ import { lookup, scriptedModel } from "./model.js";
 const control = {};
 let release;
 const appends = [];
+const requests = [];
 const realFetch = globalThis.fetch;
 globalThis.fetch = (url, init) => {
   if (init?.method === "POST" && typeof init.body === "string" && init.body.length > 0) appends.push(init.body);
@@ -22,6 +24,7 @@ const routes = chatRoutes({ adapter: scriptedModel(control), tools: [lookup] });
 
 /** Node's request as a Web Request, the Web Response back onto Node's response. */
 const server = http.createServer(async (req, res) => {
+  requests.push({ method: req.method, url: req.url, lastEventId: req.headers["last-event-id"] ?? null });
   try {
     const url = `http://${req.headers.host}${req.url}`;
     const body = req.method === "POST" ? Readable.toWeb(req) : undefined;
@@ -53,6 +56,7 @@ const ops = {
     delete control.hold;
   },
   appends: () => appends,
+  requests: () => requests,
 };
 
 process.on("message", async (request) => {

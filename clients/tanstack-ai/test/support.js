@@ -10,7 +10,7 @@ export { startServer, waitFor, latch, mintToken } from "../../js/test/support.js
 
 /**
  * A TanStack AI server instance as its own process, pointed at IQ-Stream `iqUrl` with `token`. Resolves once it
- * listens: { url (its /api/chat), pid, hold(), open(), appends(), kill() (SIGKILL), close() }.
+ * listens: { url (its /api/chat), port, pid, hold(), open(), appends(), requests(), kill() (SIGKILL), close() }.
  */
 export async function startInstance({ iqUrl, token, env = {}, timeoutMs = 20_000 }) {
   const child = fork(fileURLToPath(new URL("./instance.js", import.meta.url)), [], {
@@ -52,6 +52,8 @@ export async function startInstance({ iqUrl, token, env = {}, timeoutMs = 20_000
     open: () => ask("open"),
     /** The NDJSON bodies this instance POSTed to IQ-Stream, in order. */
     appends: () => ask("appends"),
+    /** The requests it served: [{ method, url, lastEventId }]. */
+    requests: () => ask("requests"),
     /** SIGKILL, by its pid; resolves once it has exited. */
     async kill() {
       if (exited === null) process.kill(child.pid, "SIGKILL");
