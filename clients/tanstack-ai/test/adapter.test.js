@@ -2,6 +2,7 @@
 // close, upsert against the stored log, refusals, and TanStack's producer path with a failing stream.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
+import net from "node:net";
 import { after, before, test } from "node:test";
 import { replayRunStream, toServerSentEventsResponse } from "@tanstack/ai";
 import { IqStreamDurabilityError, iqstreamStream } from "../src/index.js";
@@ -129,6 +130,48 @@ test("a producer stream that throws: TanStack appends its RUN_ERROR through the 
   assert.deepEqual(stored.map((c) => c.type), ["CUSTOM", "TEXT_MESSAGE_CONTENT", "RUN_ERROR"]);
   assert.match(stored[2].message, /model exploded/);
   assert.equal((await status(`tsa.${runId}`)).ended, true);
+});
+
+/** A TCP proxy to IQ-Stream that, once armed, drops the next answer it would pass back (and the connection). */
+async function answerDroppingProxy(port) {
+  const proxy = { armed: false, dropped: 0 };
+  const server = net.createServer((client) => {
+    const upstream = net.connect(port, "127.0.0.1");
+    client.pipe(upstream);
+    upstream.on("data", (data) => {
+      if (proxy.armed) {
+        proxy.armed = false;
+        proxy.dropped++;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      client.write(data);
+    });
+    const close = () => { client.destroy(); upstream.destroy(); };
+    for (const s of [client, upstream]) { s.on("error", close); s.on("close", close); }
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  proxy.url = `http://127.0.0.1:${server.address().port}`;
+  proxy.close = () => new Promise((r) => { server.close(r); server.closeAllConnections?.(); });
+  return proxy;
+}
+
+test("a batch whose answer is lost on the network is sent again with the same Last-Event-ID: stored once, nothing lost", async () => {
+  const proxy = await answerDroppingProxy(iq.port);
+  try {
+    const runId = newRun();
+    const d = iqstreamStream({ runId }, { url: proxy.url, token });
+    await d.append([chunk(1)]);
+    proxy.armed = true; // IQ-Stream appends the batch, its answer never arrives
+    const offsets = await d.append([chunk(2), chunk(3)]);
+    assert.equal(proxy.dropped, 1);
+    assert.deepEqual(offsets, [2, 3].map((id) => encodeOffset(d.iqRunId, id)));
+    assert.deepEqual(await d.append([finished]), [encodeOffset(d.iqRunId, 4)]);
+    assert.deepEqual((await open(runId).snapshot()).map((e) => e.chunk), [chunk(1), chunk(2), chunk(3), finished]);
+  } finally {
+    await proxy.close();
+  }
 });
 
 test("the address is required (option or IQSTREAM_URL), and a bad lease is refused at once", () => {
