@@ -9,12 +9,31 @@
  * readers get the chunk as it was produced, a plain AG-UI reader of the run sees a `CUSTOM` event it may ignore.
  * "Intermediate" is TanStack's own rule (`isIntermediateToolTurn` in @tanstack/ai-client): a `RUN_FINISHED`
  * whose `finishReason` (top level, else `metadata.tanstack.finishReason`) is `tool_calls` and whose `outcome`
- * is not an interrupt. A producer's own `CUSTOM` chunk of that name is wrapped too, so unwrapping is exact.
+ * is not an interrupt.
+ *
+ * `close()` on a run the producer left without a terminal chunk ends it with a `RUN_FINISHED` of its own,
+ * marked `"result":{"iqstream.closed":true}`: an AG-UI reader sees the run finish, TanStack's readers skip it
+ * (they get exactly the produced chunks, then the end, as with `memoryStream`).
+ *
+ * A producer's own chunk that looks like either (a `CUSTOM` of that name, a `RUN_FINISHED` with that result)
+ * is wrapped too, so unwrapping is exact.
  *
  * @module
  */
 
 export const WRAPPED_NAME = "tanstack.run_finished";
+const CLOSED_KEY = "iqstream.closed";
+
+/** The terminal event `close()` appends to a run left open: a RUN_FINISHED readers of TanStack skip. */
+export function closeEvent({ threadId, runId }) {
+  return { type: "RUN_FINISHED", threadId, runId, result: { [CLOSED_KEY]: true } };
+}
+
+/** True for the event {@link closeEvent} makes (as stored: a producer's look-alike is stored wrapped). */
+export function isCloseEvent(event) {
+  return event.type === "RUN_FINISHED" && event.result !== null && typeof event.result === "object"
+    && event.result[CLOSED_KEY] === true;
+}
 
 function isIntermediateRunFinished(chunk) {
   if (chunk.type !== "RUN_FINISHED" || chunk.outcome?.type === "interrupt") return false;
@@ -27,7 +46,7 @@ export function encodeChunk(chunk) {
   if (chunk === null || typeof chunk !== "object" || typeof chunk.type !== "string") {
     throw new TypeError(`a chunk must be an object with a string type, got ${JSON.stringify(chunk)?.slice(0, 80)}`);
   }
-  const wrap = isIntermediateRunFinished(chunk) || (chunk.type === "CUSTOM" && chunk.name === WRAPPED_NAME);
+  const wrap = isIntermediateRunFinished(chunk) || (chunk.type === "CUSTOM" && chunk.name === WRAPPED_NAME) || isCloseEvent(chunk);
   return JSON.stringify(wrap ? { type: "CUSTOM", name: WRAPPED_NAME, value: chunk } : chunk);
 }
 

@@ -27,6 +27,8 @@ export interface IqStreamOptions {
    * else 5000.
    */
   leaseMs?: number;
+  /** The longest pause between batches the keep-alive covers (default 300000); then the lease ends the run. */
+  maxPauseMs?: number;
   fetch?: typeof fetch;
 }
 

@@ -10,8 +10,8 @@
  *   offsets once IQ-Stream holds it;
  * - `read` is a Last-Event-ID subscription, tailing until the run's terminal event;
  * - `snapshot` is a tail read (`?live=false`): what IQ-Stream holds now, without waiting;
- * - `close` leaves a run that has its terminal event as it is, and has IQ-Stream end one that has none
- *   (`RUN_ERROR` `STOPPED`);
+ * - `close` leaves a run that has its terminal chunk as it is, and ends one that has none with a `RUN_FINISHED`
+ *   that TanStack's readers skip (they end as with `memoryStream`; see chunk-codec.js);
  * - `upsert` re-appends at offsets this adapter minted: an identical overlapping range adds nothing.
  * A producer that dies mid-run is ended by IQ-Stream (`RUN_ERROR` `PUBLISHER_LOST`) one lease after its last
  * request (see run-log.js).
@@ -21,7 +21,7 @@
 
 import { createHash, randomUUID } from "node:crypto";
 import { resolveResumeRunId } from "@tanstack/ai";
-import { decodeChunk, encodeChunk } from "./chunk-codec.js";
+import { closeEvent, decodeChunk, encodeChunk, isCloseEvent } from "./chunk-codec.js";
 import { IqStreamDurabilityError } from "./errors.js";
 import { decodeOffset, encodeOffset, isIqRunId } from "./offset.js";
 import { RunLog } from "./run-log.js";
@@ -30,6 +30,7 @@ export { IqStreamDurabilityError } from "./errors.js";
 
 const DEFAULT_PREFIX = "tsa.";
 const DEFAULT_LEASE_MS = 5000;
+const DEFAULT_MAX_PAUSE_MS = 5 * 60_000;
 
 /**
  * The IQ-Stream run id of TanStack run `runId`: `<prefix><runId>` when that is a valid IQ-Stream run id (1-128
@@ -76,6 +77,8 @@ const isJoinOffset = (offset) => offset === "-1" || offset === "now";
  * @param {string} [options.prefix]  IQ-Stream run ids of TanStack runs start with it (default `tsa.`)
  * @param {number} [options.leaseMs]  publisher lease (default `IQSTREAM_PUBLISHER_LEASE_MS`, else 5000): IQ-Stream
  *   ends the run with `PUBLISHER_LOST` when the producer has had no request open for this long; 0 sends none
+ * @param {number} [options.maxPauseMs]  the longest pause between batches kept alive (default 300000); a
+ *   producer silent for longer is let go, and the lease ends its run
  * @param {typeof fetch} [options.fetch]
  */
 export function iqstreamStream(source, options = {}) {
@@ -86,6 +89,8 @@ export function iqstreamStream(source, options = {}) {
   const leaseEnv = process.env.IQSTREAM_PUBLISHER_LEASE_MS;
   const leaseMs = options.leaseMs ?? (leaseEnv ? Number(leaseEnv) : DEFAULT_LEASE_MS);
   if (!Number.isInteger(leaseMs) || leaseMs < 0) throw new TypeError(`iqstreamStream: leaseMs must be a non-negative integer, got ${leaseMs}`);
+  const maxPauseMs = options.maxPauseMs ?? DEFAULT_MAX_PAUSE_MS;
+  if (!(maxPauseMs >= 0)) throw new TypeError(`iqstreamStream: maxPauseMs must be a non-negative number, got ${maxPauseMs}`);
 
   let resumeOffset;
   let iqRunId;
@@ -109,7 +114,9 @@ export function iqstreamStream(source, options = {}) {
   }
   if (resumeOffset !== null && !isJoinOffset(resumeOffset)) decodeOffset(resumeOffset);
 
-  const log = new RunLog({ baseUrl: url, iqRunId, token, leaseMs, fetch: options.fetch ?? ((u, i) => globalThis.fetch(u, i)) });
+  const log = new RunLog({ baseUrl: url, iqRunId, token, leaseMs, maxPauseMs, fetch: options.fetch ?? ((u, i) => globalThis.fetch(u, i)) });
+  /** The ids the close event names (AG-UI's RUN_FINISHED has them): from the run's RUN_STARTED, when appended. */
+  const runIds = { threadId: "", runId: iqRunId };
 
   /** The event id an offset names in this run (the threshold a read starts after). */
   const eventIdOf = (offset) => {
@@ -129,6 +136,8 @@ export function iqstreamStream(source, options = {}) {
     resumeFrom: () => resumeOffset,
 
     async append(chunks) {
+      const started = chunks.find((c) => c?.type === "RUN_STARTED");
+      if (started && runIds.threadId === "") Object.assign(runIds, { threadId: String(started.threadId ?? ""), runId: String(started.runId ?? iqRunId) });
       const lines = chunks.map(encodeChunk);
       if (lines.length === 0) return [];
       const ids = await log.append(lines);
@@ -140,14 +149,16 @@ export function iqstreamStream(source, options = {}) {
       if (offset === "-1") after = 0;
       else if (offset === "now") after = (await log.status())?.lastEventId ?? 0;
       else after = eventIdOf(offset);
-      for await (const item of log.events(after, { signal })) yield entry(item);
+      for await (const item of log.events(after, { signal })) {
+        if (!isCloseEvent(item.event)) yield entry(item);
+      }
     },
 
     async snapshot() {
-      return (await log.tail()).map(entry);
+      return (await log.tail()).filter((item) => !isCloseEvent(item.event)).map(entry);
     },
 
-    close: () => log.close(),
+    close: () => log.close(JSON.stringify(closeEvent(runIds))),
 
     async upsert(entries) {
       if (!Array.isArray(entries)) throw new TypeError("iqstreamStream.upsert: entries must be an array");

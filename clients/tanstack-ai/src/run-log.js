@@ -9,9 +9,9 @@
  *   are IQ-Stream's ids, known once IQ-Stream holds the chunks. (bench/append.js measures this against one
  *   streaming POST per run.)
  * - Between batches no request is open, so every POST carries `X-IQStream-Publisher-Lease` and, while the run is
- *   open, an empty continuation POST is sent every third of the lease: a producer that dies leaves the run
- *   without a publisher for a lease, and IQ-Stream ends it with `RUN_ERROR` `PUBLISHER_LOST`. The timer is
- *   unref'd: it never keeps a process alive on its own.
+ *   open, an empty continuation POST is sent every third of the lease (for at most `maxPauseMs` after the last
+ *   batch): a producer that dies leaves the run without a publisher for a lease, and IQ-Stream ends it with
+ *   `RUN_ERROR` `PUBLISHER_LOST`. The timer is unref'd: it never keeps a process alive on its own.
  * - Calls are queued (one at a time, in order), so a keep-alive never races an append.
  * - A POST that fails on the network is retried with the same `Last-Event-ID`; a `409 event_id_mismatch` whose
  *   `lastEventId` falls inside the batch means the server took part of it before the break, and the rest is
@@ -30,14 +30,17 @@ const NETWORK_RETRIES_MS = [50, 250, 1000];
 export class RunLog {
   /**
    * @param {{ baseUrl: string, iqRunId: string, token?: string | (() => string | Promise<string>),
-   *           leaseMs: number, fetch: typeof fetch }} options
+   *           leaseMs: number, maxPauseMs: number, fetch: typeof fetch }} options
    */
-  constructor({ baseUrl, iqRunId, token, leaseMs, fetch }) {
+  constructor({ baseUrl, iqRunId, token, leaseMs, maxPauseMs, fetch }) {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
     this.iqRunId = iqRunId;
     this.token = token;
     this.leaseMs = leaseMs;
+    this.maxPauseMs = maxPauseMs;
     this.fetch = fetch;
+    /** When the last batch was appended (the keep-alive stops maxPauseMs after it). */
+    this.lastAppendAt = 0;
     this.runUrl = `${this.baseUrl}/v1/runs/${encodeURIComponent(iqRunId)}`;
     /** The last event id this publisher knows the run holds. */
     this.lastEventId = 0;
@@ -99,6 +102,7 @@ export class RunLog {
         break;
       }
       this.lastEventId = first + lines.length;
+      this.lastAppendAt = Date.now();
       this.armKeepAlive();
       return lines.map((_, i) => first + i + 1);
     });
@@ -119,10 +123,15 @@ export class RunLog {
     return { status: response.status, body: await readJson(response) };
   }
 
-  /** (Re)starts the keep-alive: an empty continuation every third of the lease while the run is open. */
+  /**
+   * (Re)starts the keep-alive: an empty continuation every third of the lease while the run is open, for at most
+   * maxPauseMs after the last batch (a producer silent for longer, or one TanStack detached without close(), is
+   * let go: the lease then ends the run).
+   */
   armKeepAlive() {
     clearTimeout(this.keepAliveTimer);
     if (this.leaseMs <= 0 || this.ended || this.closed || this.lastEventId === 0) return;
+    if (Date.now() - this.lastAppendAt > this.maxPauseMs) return;
     this.keepAliveTimer = setTimeout(() => {
       this.enqueue(async () => {
         if (this.ended || this.closed) return;
@@ -138,22 +147,25 @@ export class RunLog {
   }
 
   /**
-   * Ends the run if it is still open: `DELETE ?ifRunning=true`, which has IQ-Stream append its own
-   * `RUN_ERROR` (`STOPPED`). A run that already ended, or never began, is left as it is.
+   * Ends the run if it is still open by appending `terminalLine` (a run that already ended, or never began, is
+   * left as it is), and stops the keep-alive.
    */
-  close() {
+  async close(terminalLine) {
     this.closed = true;
     clearTimeout(this.keepAliveTimer);
-    return this.enqueue(async () => {
-      if (this.ended) return;
-      const response = await this.fetch(`${this.runUrl}?ifRunning=true`, { method: "DELETE", headers: await this.headers() });
-      const body = await readJson(response);
-      if (response.status === 200 || response.status === 404 || (response.status === 409 && body?.error === "run_ended")) {
+    await this.queue;
+    if (this.ended || this.lastEventId === 0) return;
+    try {
+      await this.append([terminalLine]);
+    } catch (err) {
+      // ended meanwhile (a stop, PUBLISHER_LOST after a pause past maxPauseMs): nothing to end
+      if (err.status === 409 && (err.code === "run_ended" || err.code === "run_stopped" || (await this.status())?.ended !== false)) {
         this.ended = true;
         return;
       }
-      throw this.refusal("ending", response.status, body);
-    });
+      throw err;
+    }
+    this.ended = true;
   }
 
   /** The run's status ({ lastEventId, ended, ... }), or null when IQ-Stream holds no such run (404, 410). */

@@ -58,17 +58,23 @@ test("between batches the keep-alive holds the run past its lease (the SIGKILL c
   assert.deepEqual((await collect(open(runId).read("-1"))).map((e) => e.chunk), [chunk(1), chunk(2), finished]);
 });
 
-test("close() on a run with no terminal chunk has IQ-Stream end it: readers get RUN_ERROR STOPPED and end", async () => {
+test("close() on a run with no terminal chunk ends it with a RUN_FINISHED that TanStack's readers do not see", async () => {
   const runId = newRun();
   const d = open(runId);
-  await d.append([chunk(1)]);
+  await d.append([{ type: "RUN_STARTED", threadId: "t-9", runId }, chunk(1)]);
   const reading = collect(open(runId).read("-1"));
   await d.close();
-  const got = (await reading).map((e) => e.chunk);
-  assert.deepEqual(got.map((c) => c.type), ["TEXT_MESSAGE_CONTENT", "RUN_ERROR"]);
-  assert.equal(got[1].code, "STOPPED");
+  assert.deepEqual((await reading).map((e) => e.chunk.type), ["RUN_STARTED", "TEXT_MESSAGE_CONTENT"]);
+  assert.deepEqual((await open(runId).snapshot()).map((e) => e.chunk.type), ["RUN_STARTED", "TEXT_MESSAGE_CONTENT"]);
+  const s = await status(d.iqRunId);
+  assert.equal(s.ended, true);
+  assert.equal(s.events, 3);
+  // what an AG-UI reader of the IQ-Stream run sees: the run finished, with its ids
+  const raw = await (await fetch(`${iq.baseUrl}/v1/runs/${d.iqRunId}/events`, { headers: { Authorization: `Bearer ${token}` } })).text();
+  const last = JSON.parse(raw.trim().split("\n").at(-1).slice("data: ".length));
+  assert.deepEqual(last, { type: "RUN_FINISHED", threadId: "t-9", runId, result: { "iqstream.closed": true } });
   await d.close(); // again: nothing to do
-  assert.equal((await status(d.iqRunId)).events, 2);
+  assert.equal((await status(d.iqRunId)).events, 3);
 });
 
 test("upsert: the same range twice adds nothing; new entries right after the tail are appended", async () => {
@@ -172,6 +178,15 @@ test("a batch whose answer is lost on the network is sent again with the same La
   } finally {
     await proxy.close();
   }
+});
+
+test("the keep-alive lets a producer go after maxPauseMs without a batch: the lease then ends its run", async () => {
+  const runId = newRun();
+  const d = open(runId, { leaseMs: 300, maxPauseMs: 500 });
+  await d.append([chunk(1)]);
+  const chunks = (await collect(open(runId).read("-1"))).map((e) => e.chunk);
+  assert.equal(chunks.at(-1).code, "PUBLISHER_LOST");
+  await d.close(); // the run ended: nothing to do
 });
 
 test("the address is required (option or IQSTREAM_URL), and a bad lease is refused at once", () => {

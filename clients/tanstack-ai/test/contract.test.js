@@ -76,6 +76,17 @@ for (const [name, make] of Object.entries(adapters)) {
       assert.deepEqual(strip(got), [chunk(2), chunk(3), chunk(4), finished(runId)]);
     });
 
+    test("close() with no terminal chunk unblocks readers and adds no chunk", async () => {
+      const runId = newRun();
+      const producer = make({ runId });
+      await producer.append([chunk(1)]);
+      const reading = collect(make({ runId }).read("-1"));
+      await new Promise((r) => setTimeout(r, 50));
+      await producer.close();
+      assert.deepEqual(strip(await reading), [chunk(1)]);
+      assert.deepEqual(strip(await producer.snapshot()), [chunk(1)]);
+    });
+
     test("read('-1') is the whole log from its start", async () => {
       const runId = newRun();
       const producer = make({ runId });

@@ -133,7 +133,7 @@ test("the producer SIGKILLed mid-answer: readers on B end with RUN_ERROR PUBLISH
     assert.equal(run.chunks.at(-1).type, "RUN_ERROR", "the client resumed on B and got the end");
     assert.equal(run.errors.length, 1);
     assert.match(run.errors[0].message, /publisher lost/);
-    console.log(`# PUBLISHER_LOST reached the reader on B ${endedAfterMs} ms after the SIGKILL (lease ${LEASE_MS} ms)`);
+    console.log(`PUBLISHER_LOST reached the reader on B ${endedAfterMs} ms after the SIGKILL (lease ${LEASE_MS} ms)`);
   } finally {
     await lb.close();
   }

@@ -1,7 +1,7 @@
 // Offsets, the chunk codec and run ids, without a server.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { decodeChunk, encodeChunk, WRAPPED_NAME } from "../src/chunk-codec.js";
+import { closeEvent, decodeChunk, encodeChunk, isCloseEvent, WRAPPED_NAME } from "../src/chunk-codec.js";
 import { decodeOffset, encodeOffset } from "../src/offset.js";
 import { iqRunIdOf } from "../src/index.js";
 
@@ -29,9 +29,12 @@ test("a chunk is stored as its own JSON; an intermediate RUN_FINISHED (tool_call
   const last = { type: "RUN_FINISHED", runId: "r", threadId: "t", metadata: { tanstack: { finishReason: "stop" } } };
   const interrupt = { type: "RUN_FINISHED", runId: "r", finishReason: "tool_calls", outcome: { type: "interrupt" } };
   const lookalike = { type: "CUSTOM", name: WRAPPED_NAME, value: { type: "RUN_FINISHED" } };
-  for (const chunk of [toolTurn, topLevel, lookalike]) {
+  const closeLookalike = closeEvent({ threadId: "t", runId: "r" });
+  assert.ok(isCloseEvent(closeLookalike));
+  for (const chunk of [toolTurn, topLevel, lookalike, closeLookalike]) {
     const stored = JSON.parse(encodeChunk(chunk));
     assert.equal(stored.type, "CUSTOM");
+    assert.ok(!isCloseEvent(stored));
     assert.equal(JSON.stringify(decodeChunk(stored)), JSON.stringify(chunk));
   }
   for (const chunk of [text, last, interrupt]) assert.equal(encodeChunk(chunk), JSON.stringify(chunk));
