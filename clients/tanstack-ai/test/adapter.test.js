@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import net from "node:net";
 import { after, before, test } from "node:test";
-import { replayRunStream, toServerSentEventsResponse } from "@tanstack/ai";
+import { replayRunStream, resumeHttpResponse, toHttpResponse, toServerSentEventsResponse } from "@tanstack/ai";
 import { IqStreamDurabilityError, iqstreamStream } from "../src/index.js";
 import { encodeOffset } from "../src/offset.js";
 import { startServer } from "./support.js";
@@ -187,6 +187,23 @@ test("the keep-alive lets a producer go after maxPauseMs without a batch: the le
   const chunks = (await collect(open(runId).read("-1"))).map((e) => e.chunk);
   assert.equal(chunks.at(-1).code, "PUBLISHER_LOST");
   await d.close(); // the run ended: nothing to do
+});
+
+test("toHttpResponse / resumeHttpResponse (NDJSON envelopes) take the adapter the same way: a resume is the rest, byte-equal", async () => {
+  const runId = newRun();
+  async function* produced() {
+    yield { type: "RUN_STARTED", threadId: "t", runId };
+    for (let i = 1; i <= 5; i++) yield chunk(i);
+    yield { type: "RUN_FINISHED", threadId: "t", runId };
+  }
+  const request = new Request("http://app/api/chat", { method: "POST", headers: { "X-Run-Id": runId } });
+  const fresh = (await toHttpResponse(produced(), { durability: { adapter: iqstreamStream(request, { url: iq.baseUrl, token }) } }).text())
+    .split("\n").filter(Boolean);
+  assert.equal(fresh.length, 8); // run.accepted + 7
+  const third = JSON.parse(fresh[2]).id;
+  const again = new Request("http://app/api/chat", { headers: { "Last-Event-ID": third } });
+  const resumed = (await resumeHttpResponse({ adapter: iqstreamStream(again, { url: iq.baseUrl, token }) }).text()).split("\n").filter(Boolean);
+  assert.deepEqual(resumed, fresh.slice(3));
 });
 
 test("the address is required (option or IQSTREAM_URL), and a bad lease is refused at once", () => {
