@@ -21,6 +21,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Date;
 import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 import javax.crypto.SecretKey;
 
 /**
@@ -162,40 +164,70 @@ public final class CentrifugoDriver implements Driver {
     Session session = (Session) run.credential();
     SseSubscriber.open(shard, run, server, (r, lastEventId) -> subscribeRequest(session, session.token),
         (r, ch, id, data, recvNs) -> {
-          List<ByteBuf> pubs = new ArrayList<>(1);
-          if (!unwrap(session, data, PUSH.get(), pubs)) {
+          if (!read(session, data, PUSH.get(), ch::isOpen, pub -> r.onEvent(ch, null, pub, recvNs))) {
             ch.close();
-            return;
-          }
-          for (ByteBuf pub : pubs) {
-            r.onEvent(ch, null, pub, recvNs);
           }
         });
   }
 
+  /** One publication of a push: its data as sent, and its offset in the channel's stream. */
+  record Publication(ByteBuf data, long offset) {}
+
+  /** Returned by {@link #unwrap} for a disconnect push. */
+  static final long DISCONNECT = -2;
+
   /**
-   * Reads one push: updates the session's epoch and offset and adds the data of each publication in
-   * it (in order) to {@code out}. Returns false for a disconnect push (the connection is done).
+   * Reads one push and hands the data of each publication in it to {@code deliver}, in order, while
+   * {@code open} says the connection is still wanted (a browser that drops on an event stops there);
+   * the session's offset moves past each one delivered, and to the stream's top after a connect push
+   * (what it did not recover will not come). Returns false for a disconnect push.
    */
-  public static boolean unwrap(Session session, ByteBuf push, byte[][] scratch, List<ByteBuf> out) {
+  public static boolean read(Session session, ByteBuf push, byte[][] scratch, BooleanSupplier open,
+      Consumer<ByteBuf> deliver) {
+    List<Publication> pubs = new ArrayList<>(1);
+    long top = unwrap(session, push, scratch, pubs);
+    if (top == DISCONNECT) {
+      return false;
+    }
+    for (Publication pub : pubs) {
+      if (!open.getAsBoolean()) {
+        return true;
+      }
+      deliver.accept(pub.data());
+      session.offset = Math.max(session.offset, pub.offset());
+    }
+    if (top > session.offset && open.getAsBoolean()) {
+      session.offset = top;
+    }
+    return true;
+  }
+
+  /**
+   * Parses one push: sets the session's epoch from a connect push and adds its publications (a
+   * connect push's recovered ones, or the one of a publication push) to {@code out}. Returns the
+   * stream's top offset from a connect push, -1 for other pushes, {@link #DISCONNECT} for a
+   * disconnect push.
+   */
+  static long unwrap(Session session, ByteBuf push, byte[][] scratch, List<Publication> out) {
     int n = push.readableBytes();
     if (scratch[0].length < n) {
       scratch[0] = new byte[Math.max(n, scratch[0].length * 2)];
     }
     byte[] bytes = scratch[0];
     push.getBytes(push.readerIndex(), bytes, 0, n);
+    long top = -1;
     try (JsonParser p = FACTORY.createParser(bytes, 0, n)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
-        return true;
+        return top;
       }
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String field = p.currentName();
         p.nextToken();
         switch (field) {
-          case "pub" -> publication(p, bytes, session, out);
-          case "connect" -> connect(p, bytes, session, out);
+          case "pub" -> publication(p, bytes, out);
+          case "connect" -> top = connect(p, bytes, session, out);
           case "disconnect" -> {
-            return false;
+            return DISCONNECT;
           }
           default -> p.skipChildren();
         }
@@ -204,12 +236,16 @@ public final class CentrifugoDriver implements Driver {
       throw new IllegalStateException("not a Centrifugo push: "
           + new String(bytes, 0, Math.min(n, 200), StandardCharsets.UTF_8), e);
     }
-    return true;
+    return top;
   }
 
-  /** {@code "connect": {.., "subs": {"<channel>": {"epoch", "offset", "publications": [..]}}}}. */
-  private static void connect(JsonParser p, byte[] bytes, Session session, List<ByteBuf> out)
+  /**
+   * {@code "connect": {.., "subs": {"<channel>": {"epoch", "offset", "publications": [..]}}}}: the
+   * top offset of the session's channel (-1 when not named).
+   */
+  private static long connect(JsonParser p, byte[] bytes, Session session, List<Publication> out)
       throws IOException {
+    long top = -1;
     while (p.nextToken() == JsonToken.FIELD_NAME) {
       String field = p.currentName();
       p.nextToken();
@@ -224,7 +260,7 @@ public final class CentrifugoDriver implements Driver {
           p.skipChildren();
           continue;
         }
-        long top = -1;
+        top = 0;
         while (p.nextToken() == JsonToken.FIELD_NAME) {
           String f = p.currentName();
           p.nextToken();
@@ -233,25 +269,23 @@ public final class CentrifugoDriver implements Driver {
             case "offset" -> top = p.getLongValue();
             case "publications" -> {
               while (p.nextToken() == JsonToken.START_OBJECT) {
-                publication(p, bytes, session, out);
+                publication(p, bytes, out);
               }
             }
             default -> p.skipChildren();
           }
         }
-        // the subscription starts at the stream's top: what was not recovered will not come
-        if (top > session.offset) {
-          session.offset = top;
-        }
       }
     }
+    return top;
   }
 
   /** {@code {"data": <raw>, "offset": n, ..}}, the parser on its START_OBJECT. */
-  private static void publication(JsonParser p, byte[] bytes, Session session, List<ByteBuf> out)
+  private static void publication(JsonParser p, byte[] bytes, List<Publication> out)
       throws IOException {
     int from = -1;
     int to = -1;
+    long offset = 0;
     while (p.nextToken() == JsonToken.FIELD_NAME) {
       String f = p.currentName();
       p.nextToken();
@@ -261,17 +295,12 @@ public final class CentrifugoDriver implements Driver {
           p.skipChildren();
           to = (int) p.currentLocation().getByteOffset();
         }
-        case "offset" -> {
-          long offset = p.getLongValue();
-          if (offset > session.offset) {
-            session.offset = offset;
-          }
-        }
+        case "offset" -> offset = p.getLongValue();
         default -> p.skipChildren();
       }
     }
     if (from >= 0) {
-      out.add(Unpooled.wrappedBuffer(bytes, from, to - from));
+      out.add(new Publication(Unpooled.wrappedBuffer(bytes, from, to - from), offset));
     }
   }
 

@@ -67,30 +67,30 @@ public final class MercureServer extends ProcessServer {
     dir = Files.createTempDirectory("iqstream-bench-" + name());
     String transport = history ? """
         transport bolt {
-        			path %s
-        			size %d
-        			cleanup_frequency 1
-        		}""".formatted(dir.resolve("mercure.db"), BOLT_HISTORY) : "transport local";
+              path %s
+              size %d
+              cleanup_frequency 1
+            }""".formatted(dir.resolve("mercure.db"), BOLT_HISTORY) : "transport local";
     String caddyfile = """
         {
-        	admin off
-        	auto_https off
-        	persist_config off
-        	skip_install_trust
-        	log {
-        		level WARN
-        	}
+          admin off
+          auto_https off
+          persist_config off
+          skip_install_trust
+          log {
+            level WARN
+          }
         }
 
         http://:%d {
-        	bind 127.0.0.1
-        	mercure {
-        		publisher_jwt %s HS256
-        		subscriber_jwt %s HS256
-        		%s
-        		write_timeout 0s
-        	}
-        	respond 404
+          bind 127.0.0.1
+          mercure {
+            publisher_jwt %s HS256
+            subscriber_jwt %s HS256
+            %s
+            write_timeout 0s
+          }
+          respond 404
         }
         """.formatted(port, publisherSecret, subscriberSecret, transport);
     Path conf = dir.resolve("Caddyfile");
