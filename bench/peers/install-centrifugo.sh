@@ -13,7 +13,7 @@ VERSION=6.9.1
 if [ -x bin/centrifugo ] && bin/centrifugo version 2>/dev/null | grep -q "$VERSION"; then exit 0; fi
 command -v go >/dev/null 2>&1 || { echo "install-centrifugo.sh: no go command (Go >= 1.26 needed)" >&2; exit 1; }
 mkdir -p bin
-CGO_ENABLED=0 GOFLAGS=-mod=readonly GOMAXPROCS="${GOMAXPROCS:-1}" go build -p 1 -trimpath \
+CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOMAXPROCS="${GOMAXPROCS:-1}" go build -p 1 -trimpath \
   -ldflags "-s -w -X github.com/centrifugal/centrifugo/v6/internal/build.Version=$VERSION" \
   -o bin/centrifugo.new github.com/centrifugal/centrifugo/v6
 mv bin/centrifugo.new bin/centrifugo

@@ -20,7 +20,7 @@ if [ -x bin/mercure ] && bin/mercure list-modules --versions 2>/dev/null \
     | grep -q "http.handlers.mercure $VERSION"; then exit 0; fi
 command -v go >/dev/null 2>&1 || { echo "install-mercure.sh: no go command (Go >= 1.26 needed)" >&2; exit 1; }
 mkdir -p bin
-CGO_ENABLED=0 GOFLAGS=-mod=readonly GOMAXPROCS="${GOMAXPROCS:-1}" go build -p 1 -trimpath \
+CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOMAXPROCS="${GOMAXPROCS:-1}" go build -p 1 -trimpath \
   -tags nobadger,nomysql,nopgx -ldflags "-s -w" \
   -o bin/mercure.new github.com/dunglas/mercure/caddy/mercure
 mv bin/mercure.new bin/mercure
