@@ -45,7 +45,8 @@ public record BenchOptions(
     boolean quick,
     boolean help) {
 
-  public static final List<String> ALL_SERVERS = List.of("iqstream", "nchan", "haproxy", "soketi");
+  public static final List<String> ALL_SERVERS = List.of("iqstream", "nchan", "haproxy", "soketi",
+      "mercure", "mercure-history", "centrifugo");
 
   /** The default longest warm-up: IQ-Stream's JIT settles after 70-115 s at K = 100 and 300 on one CPU. */
   static final long DEFAULT_WARMUP_MAX_MS = 180_000;
@@ -59,8 +60,9 @@ public record BenchOptions(
 
         --quick               short run of every server at small loads (levels 50,100; warm-up 12s;
                               window 10s)
-        --servers LIST        comma list of: iqstream, nchan, haproxy (the TCP floor), soketi
-                              (default: all)
+        --servers LIST        comma list of: iqstream, nchan, haproxy (the TCP floor), soketi,
+                              mercure (transport local), mercure-history (transport bolt),
+                              centrifugo (default: all)
         --levels LIST         concurrent runs K, comma list (default 100,300,1000,2000)
         --window DUR          measured window (default 60s); DUR takes ms, s or m
         --warmup DUR          shortest warm-up before the window (default 20s; at least one run
@@ -114,7 +116,8 @@ public record BenchOptions(
       IQSTREAM_JVM_OPTS replaces IQ-Stream's heap and collector flags (default
       """ + IqStreamSetup.DEFAULT_SIZING + """
       ).
-      Peers are installed on first use by bench/peers/install-*.sh (apt-get / npm, idempotent).
+      Peers are installed on first use by bench/peers/install-*.sh (apt-get / npm / the Go module
+      proxy, idempotent; Mercure and Centrifugo are built with go, a few minutes the first time).
       """;
 
   public static BenchOptions parse(String[] args, Path repo) {

@@ -7,10 +7,12 @@ import io.iqstream.bench.load.LoadStats;
 import io.iqstream.bench.load.Transport;
 import io.iqstream.bench.report.ReportWriter;
 import io.iqstream.bench.report.ResultRow;
+import io.iqstream.bench.server.CentrifugoServer;
 import io.iqstream.bench.server.HaproxyServer;
 import io.iqstream.bench.server.IqStreamServer;
 import io.iqstream.bench.server.IqStreamSetup;
 import io.iqstream.bench.server.MachineCpu;
+import io.iqstream.bench.server.MercureServer;
 import io.iqstream.bench.server.NchanServer;
 import io.iqstream.bench.server.Placement;
 import io.iqstream.bench.server.ProcTree;
@@ -287,6 +289,9 @@ public final class BenchRunner {
       case "nchan" -> new NchanServer(repo.resolve("bench/peers"), NchanDriver.Publish.HTTP_POST);
       case "haproxy" -> new HaproxyServer(repo.resolve("bench/peers"));
       case "soketi" -> new SoketiServer(repo.resolve("bench/peers"));
+      case "mercure" -> new MercureServer(repo.resolve("bench/peers"), false);
+      case "mercure-history" -> new MercureServer(repo.resolve("bench/peers"), true);
+      case "centrifugo" -> new CentrifugoServer(repo.resolve("bench/peers"));
       default -> throw new IllegalArgumentException(name);
     };
   }

@@ -16,7 +16,8 @@ class BenchOptionsTest {
   @Test
   void defaultsFollowTheWorkload() {
     BenchOptions o = parse();
-    assertEquals(List.of("iqstream", "nchan", "haproxy", "soketi"), o.servers());
+    assertEquals(List.of("iqstream", "nchan", "haproxy", "soketi", "mercure", "mercure-history",
+        "centrifugo"), o.servers(), "every server by default, so --quick runs the Go peers too");
     assertEquals(List.of(100, 300, 1000, 2000), o.levels());
     assertEquals(60_000, o.windowMs());
     assertEquals(10_000, o.runLengthMs());
@@ -87,7 +88,8 @@ class BenchOptionsTest {
 
   @Test
   void refusesWhatItCannotDo() {
-    assertThrows(IllegalArgumentException.class, () -> parse("--servers", "mercure"));
+    assertThrows(IllegalArgumentException.class, () -> parse("--servers", "reverb"));
+    assertTrue(parse("--servers", "mercure,mercure-history,centrifugo").servers().contains("mercure-history"));
     assertThrows(IllegalArgumentException.class, () -> parse("--levels", "0"));
     assertThrows(IllegalArgumentException.class, () -> parse("--window"));
     assertThrows(IllegalArgumentException.class, () -> parse("--bogus", "1"));

@@ -22,17 +22,25 @@ import java.util.function.BiFunction;
  * the run's event loop.
  */
 public final class SseSubscriber extends ChannelInboundHandlerAdapter implements SseParser.Listener {
+  /** Where an SSE event goes: the run, as it is ({@link Run#onEvent}), or a server's own framing first. */
+  public interface Sink {
+    void onEvent(Run run, Channel channel, String id, ByteBuf data, long recvNs);
+  }
+
   private static final boolean DEBUG = System.getenv("IQSTREAM_BENCH_DEBUG") != null;
+  private static final Sink TO_RUN = Run::onEvent;
   private final Run run;
   private final String request;
+  private final Sink sink;
   private final SseParser parser = new SseParser(this);
   private Channel channel;
   private long recvNs;
   private boolean streaming;
 
-  private SseSubscriber(Run run, String request) {
+  private SseSubscriber(Run run, String request, Sink sink) {
     this.run = run;
     this.request = request;
+    this.sink = sink;
   }
 
   /**
@@ -41,7 +49,16 @@ public final class SseSubscriber extends ChannelInboundHandlerAdapter implements
    */
   public static void open(Shard shard, Run run, SocketAddress server,
       BiFunction<Run, String, String> request) {
-    SseSubscriber handler = new SseSubscriber(run, request.apply(run, run.lastEventId()));
+    open(shard, run, server, request, TO_RUN);
+  }
+
+  /**
+   * As {@link #open(Shard, Run, SocketAddress, BiFunction)}, each event's data handed to {@code sink}
+   * (a server whose SSE events wrap the payload in its own envelope unwraps it there).
+   */
+  public static void open(Shard shard, Run run, SocketAddress server,
+      BiFunction<Run, String, String> request, Sink sink) {
+    SseSubscriber handler = new SseSubscriber(run, request.apply(run, run.lastEventId()), sink);
     Channel[] opened = new Channel[1];
     shard.connect(server, ch -> {
       opened[0] = ch;
@@ -94,7 +111,7 @@ public final class SseSubscriber extends ChannelInboundHandlerAdapter implements
 
   @Override
   public void onEvent(String id, ByteBuf data) {
-    run.onEvent(channel, id, data, recvNs);
+    sink.onEvent(run, channel, id, data, recvNs);
   }
 
   @Override
