@@ -126,8 +126,14 @@ class HostileClusterTest {
                 assertEquals(0, impostor.withCredentials.get(), "nothing a client sent reached the stranger");
                 assertTrue(impostor.requests.get() > 0, "the stranger was probed");
                 for (HostileServer n : nodes) {
-                    assertEquals(2, n.metric("iqstream_cluster_members{state=\"ready\"}"),
-                            "ready members: the two real nodes");
+                    // a node that started first saw the other refuse its first probe: wait until both see both
+                    long deadline = System.nanoTime() + 20_000_000_000L;
+                    long ready;
+                    while ((ready = n.metric("iqstream_cluster_members{state=\"ready\"}")) != 2
+                            && System.nanoTime() < deadline) {
+                        Thread.sleep(50); // polling a condition, bounded by the deadline
+                    }
+                    assertEquals(2, ready, "ready members: the two real nodes, never the stranger");
                     assertTrue(n.metric("iqstream_cluster_forward_failures_total{reason=\"unproven\"}") >= 1);
                     n.assertSound();
                 }
