@@ -283,9 +283,11 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         }
         if (started) {
             metrics.subscribersActive.decrement();
-            ByteBuf trailer = run == null ? null : run.protocol().readerTrailer();
+            // the protocol's last line after the run's last event (UI message stream: data: [DONE]); not after a
+            // tail read (?live=false) of a run that goes on
+            ByteBuf trailer = run != null && run.isEnded() && nextId > run.lastEventId()
+                    ? run.protocol().readerTrailer() : null;
             if (trailer != null) {
-                // the protocol's last line after the run's last event (UI message stream: data: [DONE])
                 ctx.write(new DefaultHttpContent(trailer.duplicate()), ctx.voidPromise());
             }
             if (keepAlive && !http10) {

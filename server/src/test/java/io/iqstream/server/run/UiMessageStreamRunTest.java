@@ -155,6 +155,47 @@ class UiMessageStreamRunTest {
     }
 
     @Test
+    void aLapsedPublisherLeaseEndsTheRunWithAnErrorChunk() throws Exception {
+        try (TestServer server = TestServer.start()) {
+            String admin = Tokens.admin();
+            ChunkedPublisher pub = ChunkedPublisher.open(server.port(), "ui-11", "text/event-stream", admin,
+                    HEADER, "X-IQStream-Publisher-Lease: 300ms");
+            pub.send("data: {\"type\":\"start\"}\n\n");
+            try (SseClient sub = SseClient.open(server.port(), "/v1/runs/ui-11/events",
+                    "Authorization: Bearer " + admin)) {
+                assertEquals(1, sub.take(1, 5000).size());
+                pub.breakOff();
+                // within 5 s: the lease's 300 ms, not --publisher-timeout's 30 s
+                SseClient.Event error = sub.next(5000);
+                assertEquals("{\"type\":\"error\",\"errorText\":\"publisher disconnected (PUBLISHER_LOST)\"}",
+                        error.data());
+                assertEquals("[DONE]", sub.next(5000).data());
+                assertTrue(sub.awaitEnd(5000));
+            }
+        }
+    }
+
+    @Test
+    void aTailReadOfAnOpenRunEndsWithoutDoneAndOfAnEndedOneWithIt() throws Exception {
+        try (TestServer server = TestServer.start()) {
+            String admin = Tokens.admin();
+            String auth = "Bearer " + admin;
+            Http.post(server.base() + "/v1/runs/ui-12/events", "text/event-stream", "data: {\"type\":\"start\"}\n\n",
+                    "Authorization", auth, "x-vercel-ai-ui-message-stream", "v1");
+            HttpResponse<String> open = Http.get(server.base() + "/v1/runs/ui-12/events?live=false",
+                    "Authorization", auth);
+            assertEquals(200, open.statusCode());
+            assertTrue(open.body().endsWith("id: 1\ndata: {\"type\":\"start\"}\n\n"), open.body());
+            assertFalse(open.body().contains("[DONE]"), "the run goes on: no [DONE] yet");
+            Http.post(server.base() + "/v1/runs/ui-12/events", "text/event-stream", DONE, "Authorization", auth,
+                    "x-vercel-ai-ui-message-stream", "v1");
+            HttpResponse<String> ended = Http.get(server.base() + "/v1/runs/ui-12/events?live=false",
+                    "Authorization", auth);
+            assertTrue(ended.body().endsWith("id: 1\ndata: {\"type\":\"start\"}\n\n" + DONE), ended.body());
+        }
+    }
+
+    @Test
     void refusesAnUnknownVersionAMixedRunABadChunkAndChunksAfterDone() throws Exception {
         try (TestServer server = TestServer.start()) {
             String admin = Tokens.admin();
