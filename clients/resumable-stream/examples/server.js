@@ -1,5 +1,6 @@
 // The routes on Node's http server in place of Next.js's router: POST /api/chat, GET /api/chat/:id/stream,
-// and a stop route, DELETE /api/chat/:id/stream (not in the docs: resumable-stream cannot stop a stream).
+// a stop route, DELETE /api/chat/:id/stream (not in the docs: resumable-stream cannot stop a stream), and
+// GET /api/chat/:id, the chat's stored messages for a page (a Next.js page reads them on the server).
 //   PORT (0: ephemeral; the port is printed as "listening <port>"); ROUTES: the routes module (default ./routes.js);
 //   RESUMABLE=redis: the stop route uses the original resumable-stream; STATIC_DIR: files served at / (a test page)
 import http from 'node:http';
@@ -54,6 +55,11 @@ const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, `http://${req.headers.host}`);
     const m = /^\/api\/chat\/([^/]+)\/stream$/.exec(url.pathname);
     const params = m && { params: Promise.resolve({ id: decodeURIComponent(m[1]) }) };
+    const chatPath = /^\/api\/chat\/([^/]+)$/.exec(url.pathname);
+    if (chatPath && req.method === 'GET') {
+      // the page's chatData (a Next.js page reads it with readChat on the server)
+      return await send(res, Response.json(await readChat(decodeURIComponent(chatPath[1]))));
+    }
     if (req.method === 'POST' && url.pathname === '/api/chat') return await send(res, await POST(await toRequest(req, url)));
     if (m && req.method === 'GET') return await send(res, await GET(req, params));
     if (m && req.method === 'DELETE') return await send(res, await STOP(req, params));
