@@ -188,7 +188,8 @@ async function runRow(row) {
   const t0 = performance.now();
   await sleep(WINDOW_S * 1000);
   const seconds = (performance.now() - t0) / 1000;
-  const cpu = pids.map(cpuSeconds).reduce((s, c, i) => s + c - cpu0[i], 0);
+  const cpuEach = pids.map((pid, i) => cpuSeconds(pid) - cpu0[i]);
+  const cpu = cpuEach.reduce((x, y) => x + y, 0);
   const redisCmds = redisPort ? (await redisCommands(redisPort)) - redis0 : 0;
   const delivered = stats.delivered;
   measuring = false;
@@ -203,6 +204,8 @@ async function runRow(row) {
     deliveredPct: stats.runsExpected ? ((100 * stats.runsSeen) / stats.runsExpected).toFixed(1) : "-",
     runs: stats.runsDone,
     cpuUsPerEvent: ((cpu * 1e6) / delivered).toFixed(1), cpuCores: (cpu / seconds).toFixed(2),
+    // per process, in µs per delivered event: [IQ-Stream or Redis,] app A (producer), app B (resumes)
+    cpuUsPerEventEach: cpuEach.map((c) => ((c * 1e6) / delivered).toFixed(1)).join(" + "),
     resumeP50Ms: pct(0.5), resumeP99Ms: pct(0.99), resumes: sorted.length,
     lost: row === "none" ? "-" : stats.lost, errors: stats.errors,
     redisCommandsPerToken: redisPort ? (redisCmds / Math.max(1, stats.tokens)).toFixed(2) : "-",
@@ -215,8 +218,8 @@ for (const row of ROWS) {
   results.push(await runRow(row));
   console.error(JSON.stringify(results.at(-1)));
 }
-console.log("| row | K | runs | delivered | events/s delivered | CPU µs per event (apps + IQ-Stream/Redis) | CPU cores | resume p50 / p99 ms | resumes | lost | Redis commands per token | errors |");
-console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
+console.log("| row | K | runs | delivered | events/s delivered | CPU µs per event (apps + IQ-Stream/Redis) | of which: [IQ-Stream/Redis +] A + B | CPU cores | resume p50 / p99 ms | resumes | lost | Redis commands per token | errors |");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of results) {
-  console.log(`| ${r.row} | ${r.k} | ${r.runs} | ${r.deliveredPct}% | ${r.eventsPerS} | ${r.cpuUsPerEvent} | ${r.cpuCores} | ${r.resumeP50Ms} / ${r.resumeP99Ms} | ${r.resumes} | ${r.lost} | ${r.redisCommandsPerToken} | ${r.errors} |`);
+  console.log(`| ${r.row} | ${r.k} | ${r.runs} | ${r.deliveredPct}% | ${r.eventsPerS} | ${r.cpuUsPerEvent} | ${r.cpuUsPerEventEach} | ${r.cpuCores} | ${r.resumeP50Ms} / ${r.resumeP99Ms} | ${r.resumes} | ${r.lost} | ${r.redisCommandsPerToken} | ${r.errors} |`);
 }
