@@ -45,6 +45,7 @@ for (const backend of backends) {
     let server;
     let redis;
     let create;
+    let clients = [];
     before(async () => {
       if (iq) {
         server = await startServer();
@@ -54,11 +55,17 @@ for (const backend of backends) {
       } else {
         redis = await startRedis();
         process.env.REDIS_URL = redis.url;
-        ({ createResumableStreamContext: create } = await import("resumable-stream"));
+        // the test's own clients (as resumable-stream's docs allow), so they are closed before Redis stops
+        const { createClient } = await import("redis");
+        clients = [createClient({ url: redis.url }), createClient({ url: redis.url })];
+        await Promise.all(clients.map((c) => c.connect()));
+        const { createResumableStreamContext: original } = await import("resumable-stream");
+        create = (options) => original({ ...options, subscriber: clients[0], publisher: clients[1] });
       }
     });
     after(async () => {
       await server?.stop();
+      await Promise.all(clients.map((c) => c.quit().catch(() => {})));
       await redis?.stop();
     });
     const id = () => `s${Math.random().toString(36).slice(2)}`;
