@@ -70,7 +70,8 @@ export interface ResumableStreamContext {
    * @param streamId - The ID of the stream. Must be unique for each stream.
    * @param makeStream - A function that returns a stream of strings (the AI SDK's SSE text).
    * @param skipCharacters - Accepted and ignored, as in resumable-stream.
-   * @returns The same strings, for the producer's own response.
+   * @returns The same strings, for the producer's own response; resolves once IQ-Stream holds the stream, so an id
+   * saved after it is resumable at once.
    */
   createNewResumableStream: (
     streamId: string,

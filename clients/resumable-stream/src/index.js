@@ -64,6 +64,7 @@ export function createResumableStreamContext(options = {}) {
     const localStream = new ReadableStream({ start(c) { local = c; } });
     const source = makeStream().getReader();
     let stopped = false;
+    let settled = false;
 
     const post = fetchImpl(target, {
       method: "POST",
@@ -87,7 +88,7 @@ export function createResumableStreamContext(options = {}) {
       if (!res.ok) onError(new Error(`POST ${target}: ${res.status} ${text}`));
     }, (e) => {
       if (!stopped) onError(new Error(`POST ${target}: ${e.message}`, { cause: e }));
-    });
+    }).finally(() => { settled = true; });
 
     (async () => {
       try {
@@ -108,6 +109,13 @@ export function createResumableStreamContext(options = {}) {
       await post;
       finished();
     })();
+    // resolve once IQ-Stream holds the run (it is made when the POST's head arrives), so an id saved after this
+    // resolves is resumable at once on any instance; a refused POST ends the wait (its error went to onError)
+    const deadline = Date.now() + 10_000;
+    for (let waitMs = 2; !settled && Date.now() < deadline; waitMs = Math.min(waitMs * 2, 100)) {
+      if ((await status(streamId).catch(() => null)) !== null) break;
+      await sleep(waitMs);
+    }
     return localStream;
   }
 

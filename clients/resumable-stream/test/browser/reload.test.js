@@ -80,6 +80,8 @@ for (const backend of ["iqstream", "redis"]) {
     const assistant = () => page.evaluate(() =>
       [...document.querySelectorAll(".message.assistant")].map((e) => e.textContent));
     await waitFor(async () => ((await assistant())[0] ?? "").includes("token-10 "), 20_000, "the answer begun");
+    // the app has saved the chat's active stream (createNewResumableStream resolved): a reload now can resume it
+    await waitFor(() => readChat(store, chatId)?.activeStreamId, 20_000, "the active stream saved");
     assert.ok(!(await assistant())[0].includes(`token-${TOKENS} `), "reloaded mid-answer");
     await page.reload();
     // after the reload the stored chat has the user message only; resume replays the answer from its start
