@@ -85,8 +85,9 @@ for (const backend of backends) {
       const pieces = [TEXT.slice(0, 7), TEXT.slice(7, 50), TEXT.slice(50, 61), TEXT.slice(61, -3), TEXT.slice(-3)];
       const own = await ctx.createNewResumableStream(streamId, source(pieces, { hold }));
       const producer = readAll(own);
-      await new Promise((r) => setTimeout(r, 300));
+      // once createNewResumableStream has resolved the stream is known (the docs save its id right then)
       assert.equal(await ctx.hasExistingStream(streamId), true);
+      await new Promise((r) => setTimeout(r, 300));
       const whole = readAll(await ctx.resumeExistingStream(streamId));
       const skipped = [1, 6, 60, 75].map(async (k) => [k, await readAll(await ctx.resumeExistingStream(streamId, k))]);
       await new Promise((r) => setTimeout(r, 100));
