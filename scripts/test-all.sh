@@ -7,6 +7,7 @@
 #   js      clients/js (node --test)
 #   copilotkit  clients/copilotkit: the CopilotKit AgentRunner with CopilotKit's own runtime (node --test)
 #   tanstack  clients/tanstack-ai: TanStack AI's delivery durability with TanStack's own server helpers and client (node --test)
+#   aisdk   clients/resumable-stream: the AI SDK docs' resumable chat on IQ-Stream and on resumable-stream + Redis
 #   python  clients/python (unittest)
 #   e2e     browser tests in headless Chromium (installs Chromium if missing)
 #   lb      deploy/test-lb.sh: HAProxy and nginx hashing run ids over several nodes
@@ -29,7 +30,7 @@ cd "$ROOT"
 # ---- the suites: name and script, in the order they run (maven is special: it builds the jar).
 # To add a suite: its name in ALL_SUITES and its executable script (no arguments) in SUITE_SCRIPT;
 # scripts/test-all-selftest.sh then checks it is run, and fails CI when its script is missing.
-ALL_SUITES=(maven fuzz self agui js copilotkit tanstack python e2e lb cluster dist k8s image)
+ALL_SUITES=(maven fuzz self agui js copilotkit tanstack aisdk python e2e lb cluster dist k8s image)
 declare -A SUITE_SCRIPT=(
   [fuzz]=scripts/fuzz.sh
   [self]=scripts/test-all-selftest.sh
@@ -37,6 +38,7 @@ declare -A SUITE_SCRIPT=(
   [js]=clients/js/run-tests.sh
   [copilotkit]=clients/copilotkit/run-tests.sh
   [tanstack]=clients/tanstack-ai/run-tests.sh
+  [aisdk]=clients/resumable-stream/run-tests.sh
   [python]=clients/python/run-tests.sh
   [e2e]=e2e/run-tests.sh
   [lb]=deploy/test-lb.sh

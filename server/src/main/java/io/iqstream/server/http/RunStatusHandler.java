@@ -71,6 +71,7 @@ public final class RunStatusHandler {
                 .append(",\"publishing\":").append(run.publisher() != null)
                 .append(",\"subscribers\":").append(run.readerCount())
                 .append(",\"ageMs\":").append((System.nanoTime() - run.createdNanos()) / 1_000_000)
+                .append(",\"protocol\":\"").append(run.protocol().label()).append('"')
                 .append('}');
         replies.json(ctx, request, HttpResponseStatus.OK, sb.toString(), keepAlive);
     }

@@ -1,10 +1,13 @@
 package io.iqstream.server.ingest;
 
+import io.iqstream.server.run.RunProtocol;
 import io.netty.buffer.ByteBuf;
+import java.util.Arrays;
 
 /**
  * Checks that an event is well-formed UTF-8 and one well-formed JSON object with exactly one string {@code type}
- * (a duplicate is refused: parsers disagree on which one wins), and tells terminal events apart. One instance per
+ * (a duplicate is refused: parsers disagree on which one wins), and tells apart the events that end a run in its
+ * protocol ({@link RunProtocol}: terminal and closing types, the {@code [DONE]} end marker). One instance per
  * publishing connection (it keeps a scratch array for direct buffers); not thread-safe. A check allocates nothing
  * unless it fails (then the reason, {@link #lastError()}, is a new string).
  *
@@ -23,12 +26,25 @@ import io.netty.buffer.ByteBuf;
  */
 public final class EventValidator {
     private static final byte[] TYPE = {'t', 'y', 'p', 'e'};
-    private static final byte[] RUN_FINISHED = {'R', 'U', 'N', '_', 'F', 'I', 'N', 'I', 'S', 'H', 'E', 'D'};
-    private static final byte[] RUN_ERROR = {'R', 'U', 'N', '_', 'E', 'R', 'R', 'O', 'R'};
+    private final byte[][] terminalTypes;
+    private final byte[][] closingTypes;
+    private final byte[] endMarker;
 
     private byte[] scratch = new byte[1024];
     private String lastError = "";
     private final JsonScanner scan = new JsonScanner();
+
+    /** A validator of AG-UI events. */
+    public EventValidator() {
+        this(RunProtocol.AG_UI);
+    }
+
+    /** A validator whose terminal, closing and end-marker verdicts follow {@code protocol}. */
+    public EventValidator(RunProtocol protocol) {
+        this.terminalTypes = protocol.terminalTypes();
+        this.closingTypes = protocol.closingTypes();
+        this.endMarker = protocol.endMarker();
+    }
 
     /** Why the last check failed, for the error reply. */
     public String lastError() {
@@ -49,6 +65,10 @@ public final class EventValidator {
             json.getBytes(json.readerIndex(), scratch, 0, length);
             bytes = scratch;
             offset = 0;
+        }
+        if (endMarker != null && length == endMarker.length
+                && Arrays.equals(bytes, offset, offset + length, endMarker, 0, length)) {
+            return EventCheck.END_MARKER;
         }
         int bad = Utf8.firstInvalid(bytes, offset, length);
         if (bad >= 0) {
@@ -72,7 +92,7 @@ public final class EventValidator {
         }
         s.openRootObject();
         boolean hasType = false;
-        boolean terminal = false;
+        EventCheck verdict = EventCheck.OK;
         s.skipWhitespace();
         if (s.pos < s.end && s.bytes[s.pos] == '}') {
             s.pos++;
@@ -91,7 +111,7 @@ public final class EventValidator {
                         return badJson();
                     }
                     hasType = true;
-                    terminal = s.stringIs(RUN_FINISHED) || s.stringIs(RUN_ERROR);
+                    verdict = kindOfType(s);
                 } else if (isType) {
                     // Jackson lexes the value's first token before the caller sees it is no string
                     if (!s.scanTokenStart()) {
@@ -133,7 +153,22 @@ public final class EventValidator {
             lastError = "an event needs a string \"type\"";
             return EventCheck.MISSING_TYPE;
         }
-        return terminal ? EventCheck.OK_TERMINAL : EventCheck.OK;
+        return verdict;
+    }
+
+    /** The verdict a valid event of the type just scanned gets: terminal, closing, or plain. */
+    private EventCheck kindOfType(JsonScanner s) {
+        for (byte[] t : terminalTypes) {
+            if (s.stringIs(t)) {
+                return EventCheck.OK_TERMINAL;
+            }
+        }
+        for (byte[] t : closingTypes) {
+            if (s.stringIs(t)) {
+                return EventCheck.OK_CLOSING;
+            }
+        }
+        return EventCheck.OK;
     }
 
     /** A root that is not an object: not an object if its first token is well-formed, else malformed. */

@@ -10,6 +10,7 @@ import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.metrics.Refusal;
 import io.iqstream.server.run.AppendOutcome;
 import io.iqstream.server.run.Run;
+import io.iqstream.server.run.RunProtocol;
 import io.iqstream.server.run.RunRegistry;
 import io.iqstream.server.run.ThreadIndex;
 import io.netty.buffer.ByteBuf;
@@ -31,7 +32,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Limits: an event that spans body chunks is held by the splitter in pooled memory charged to the budget, at
  * most {@code --max-event-bytes} (413 {@code event_too_large} past it, 503 {@code over_budget} when the budget
  * cannot hold it). A request that delivers no event and no keep-alive (blank NDJSON line, SSE comment, whitespace
- * between JSON elements) for {@code --run-idle-timeout} ends its run with {@code RUN_ERROR} {@code RUN_IDLE} and is
+ * between JSON elements) for {@code --run-idle-timeout} ends its run with its protocol's idle end (AG-UI:
+ * {@code RUN_ERROR} {@code RUN_IDLE}; UI message stream: an {@code error} chunk) and is
  * answered 408 {@code run_idle}, so a stalled publisher cannot hold a run (and its publisher slot) forever.
  */
 public final class PublishSession implements EventSink {
@@ -45,11 +47,13 @@ public final class PublishSession implements EventSink {
     private final RunRegistry registry;
     private final Run run;
     private final EventSplitter splitter;
-    private final EventValidator validator = new EventValidator();
+    private final EventValidator validator;
     private final boolean keepAlive;
     private final long maxEventBytes;
     private final long idleTimeoutNanos;
     private long position;
+    /** The last event was of a closing type: the body's end right after it ends the run. */
+    private boolean lastClosing;
     private boolean finished;
     private boolean active;
     private long lastActiveNanos;
@@ -63,6 +67,7 @@ public final class PublishSession implements EventSink {
         this.registry = registry;
         this.run = run;
         this.splitter = splitter;
+        this.validator = new EventValidator(run.protocol());
         this.keepAlive = keepAlive;
         this.maxEventBytes = server.config().maxEventBytes();
         this.idleTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(server.config().runIdleTimeoutMs());
@@ -70,8 +75,9 @@ public final class PublishSession implements EventSink {
     }
 
     /**
-     * Checks the run's state and attaches a new publisher to it, creating the run on first append. Returns null
-     * after answering the refusal (409, 410, 415, 503).
+     * Checks the run's state and attaches a new publisher to it, creating the run (in the protocol the request
+     * declares, {@link RunProtocol#declaredBy}) if there is none. Returns null after answering the refusal (400
+     * {@code unsupported_protocol}, 409 {@code protocol_mismatch} and the rest: 409, 410, 415, 503).
      */
     public static PublishSession open(ChannelHandlerContext ctx, HttpRequest request, ServerContext server,
             RunRegistry registry, String runId, boolean keepAlive) {
@@ -91,9 +97,26 @@ public final class PublishSession implements EventSink {
             splitter.release();
             return null;
         }
+        RunProtocol protocol = RunProtocol.declaredBy(request.headers());
+        if (protocol == null) {
+            splitter.release();
+            metrics.refused(Refusal.BAD_REQUEST);
+            replies.error(ctx, request, "unsupported_protocol", HttpResponseStatus.BAD_REQUEST,
+                    RunProtocol.UI_MESSAGE_STREAM_HEADER + " must be " + RunProtocol.UI_MESSAGE_STREAM_VERSION
+                            + " (the AI SDK's UI message stream), or absent (AG-UI)", false);
+            return null;
+        }
         Run run = registry.get(runId);
         if (!continuesRun(ctx, request, server, registry, runId, run)) {
             splitter.release();
+            return null;
+        }
+        if (run != null && run.protocol() != protocol) {
+            splitter.release();
+            metrics.refused(Refusal.BAD_REQUEST);
+            replies.error(ctx, request, "protocol_mismatch", HttpResponseStatus.CONFLICT, "run " + runId + " is "
+                    + run.protocol().label() + ", this request is " + protocol.label() + " ("
+                    + RunProtocol.UI_MESSAGE_STREAM_HEADER + "); nothing was appended", false);
             return null;
         }
         String refusal = null;
@@ -121,7 +144,7 @@ public final class PublishSession implements EventSink {
                         "server is draining: no new runs", false);
                 return null;
             }
-            run = registry.create(runId);
+            run = registry.create(runId, protocol);
             if (run == null) {
                 splitter.release();
                 metrics.refused(Refusal.OVER_BUDGET);
@@ -236,7 +259,7 @@ public final class PublishSession implements EventSink {
         }
         server.replies().publishError(ctx, request, "run_idle", HttpResponseStatus.REQUEST_TIMEOUT,
                 "no event for " + TimeUnit.NANOSECONDS.toMillis(idleTimeoutNanos)
-                        + " ms (--run-idle-timeout): the run was ended with RUN_ERROR RUN_IDLE", position + 1,
+                        + " ms (--run-idle-timeout): the run was ended (RUN_IDLE)", position + 1,
                 run.id(), run.lastEventId());
     }
 
@@ -316,8 +339,17 @@ public final class PublishSession implements EventSink {
             return failOversize();
         }
         EventCheck check = validator.check(json);
+        lastClosing = check == EventCheck.OK_CLOSING;
         switch (check) {
-            case OK, OK_TERMINAL -> { }
+            case OK, OK_TERMINAL, OK_CLOSING -> { }
+            case END_MARKER -> {
+                if (run.isEnded()) {
+                    return fail(Refusal.RUN_ENDED, null, HttpResponseStatus.CONFLICT, "run " + run.id()
+                            + " has ended; nothing is taken after its end");
+                }
+                registry.endWithoutEvent(run);
+                return true;
+            }
             case MISSING_TYPE -> {
                 return fail(Refusal.BAD_REQUEST, "missing_type", HttpResponseStatus.BAD_REQUEST,
                         validator.lastError());
@@ -334,7 +366,8 @@ public final class PublishSession implements EventSink {
         return switch (outcome) {
             case APPENDED, APPENDED_TERMINAL -> true;
             case RUN_ENDED -> fail(Refusal.RUN_ENDED, null, HttpResponseStatus.CONFLICT,
-                    "run " + run.id() + " has ended; no event is taken after RUN_FINISHED or RUN_ERROR");
+                    "run " + run.id() + " has ended; no event is taken after its end (AG-UI: RUN_FINISHED or "
+                            + "RUN_ERROR; UI message stream: [DONE])");
             case RUN_TOO_LARGE -> fail(Refusal.RUN_TOO_LARGE, null, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
                     "run would exceed " + server.config().maxRunBytes() + " bytes (--max-run-bytes)");
             case OVER_BUDGET -> fail(Refusal.OVER_BUDGET, null, HttpResponseStatus.SERVICE_UNAVAILABLE,
@@ -390,7 +423,9 @@ public final class PublishSession implements EventSink {
         finished = true;
         run.flushReaders();
         detach();
-        if (!run.isEnded()) {
+        if (lastClosing) {
+            registry.endWithoutEvent(run);
+        } else if (!run.isEnded()) {
             registry.publisherDone(run);
         }
         StringBuilder sb = new StringBuilder(64).append("{\"runId\":");

@@ -20,6 +20,7 @@ import java.util.concurrent.ScheduledFuture;
  */
 public final class Run {
     private final String id;
+    private final RunProtocol protocol;
     private final RunLog log;
     private final long createdNanos;
     private final ArrayList<RunReader> readers = new ArrayList<>(2);
@@ -36,8 +37,15 @@ public final class Run {
     private long endedAtMs;
     private long publisherLeaseMs = -1;
 
+    /** An AG-UI run. */
     public Run(String id, ByteBufAllocator allocator, SegmentCodec codec, SegmentCopies copies, long nowNanos) {
+        this(id, RunProtocol.AG_UI, allocator, codec, copies, nowNanos);
+    }
+
+    public Run(String id, RunProtocol protocol, ByteBufAllocator allocator, SegmentCodec codec, SegmentCopies copies,
+            long nowNanos) {
         this.id = id;
+        this.protocol = protocol;
         this.log = new RunLog(allocator, codec, copies);
         this.createdNanos = nowNanos;
         this.lastAppendNanos = nowNanos;
@@ -45,6 +53,11 @@ public final class Run {
 
     public String id() {
         return id;
+    }
+
+    /** The protocol its events are in, fixed when it was created. */
+    public RunProtocol protocol() {
+        return protocol;
     }
 
     public RunLog log() {
@@ -152,7 +165,7 @@ public final class Run {
 
     /**
      * Stores an event whose frame is {@code frameLength} bytes ({@link RunLog#frameLength}) and tells the readers.
-     * {@code terminal} marks RUN_FINISHED / RUN_ERROR. Size and budget
+     * {@code terminal} marks an event that ends the run (its protocol's rule). Size and budget
      * checks are the caller's ({@link RunRegistry#append}).
      */
     void store(ByteBuf json, int frameLength, boolean terminal, long nowNanos) {

@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The runs owned by one worker, with their lifecycle: creation (admission), appends (caps, budget), the end,
- * retention, tombstones, and the server-made RUN_ERROR events (publisher lost, idle).
+ * retention, tombstones, and the server-made ends (publisher lost, idle, stopped) in each run's protocol.
  *
  * <p>Confined to its worker's event loop: every method must be called on {@link #loop()}.
  *
@@ -121,6 +121,11 @@ public final class RunRegistry {
      * server is closing: a request still arriving on a kept-alive connection must not make a run nothing frees).
      */
     public Run create(String runId) {
+        return create(runId, RunProtocol.AG_UI);
+    }
+
+    /** {@link #create(String)} for a run in {@code protocol}, fixed for its life. */
+    public Run create(String runId, RunProtocol protocol) {
         if (closed) {
             return null;
         }
@@ -132,7 +137,7 @@ public final class RunRegistry {
             return null;
         }
         tombstones.remove(runId);
-        Run run = new Run(runId, allocator, codec, copies, System.nanoTime());
+        Run run = new Run(runId, protocol, allocator, codec, copies, System.nanoTime());
         run.reservedBytes(reserved);
         run.chargedBytes(reserved);
         runs.put(runId, run);
@@ -222,13 +227,16 @@ public final class RunRegistry {
         return AppendOutcome.APPENDED;
     }
 
-    /** Ends an open run with a server-made RUN_ERROR (publisher lost, idle). */
+    /**
+     * Ends an open run with the server-made end of its protocol ({@link RunProtocol#serverEndEvent}: AG-UI's
+     * RUN_ERROR with {@code code}, the UI message stream's {@code error} or {@code abort} chunk): publisher lost,
+     * idle, stopped. {@code message} is a constant with nothing JSON must escape.
+     */
     public void endWithError(Run run, String code, String message) {
         if (run.isEnded()) {
             return;
         }
-        String json = "{\"type\":\"RUN_ERROR\",\"message\":\"" + message + "\",\"code\":\"" + code
-                + "\",\"timestamp\":" + System.currentTimeMillis() + "}";
+        String json = run.protocol().serverEndEvent(code, message, System.currentTimeMillis());
         ByteBuf buf = Unpooled.wrappedBuffer(json.getBytes(StandardCharsets.UTF_8));
         AppendOutcome outcome = append(run, buf, true);
         if (outcome != AppendOutcome.APPENDED_TERMINAL) {
@@ -240,7 +248,19 @@ public final class RunRegistry {
     }
 
     /**
-     * Stops an open run now ({@code DELETE} of a running run): appends {@code RUN_ERROR} with code {@code STOPPED}
+     * Ends an open run with no event of its own: its protocol's end marker came ({@code [DONE]}), or its
+     * publishing body ended right after a closing event ({@link RunProtocol#closingTypes()}).
+     */
+    public void endWithoutEvent(Run run) {
+        if (run.isEnded()) {
+            return;
+        }
+        run.markEndedWithoutEvent();
+        onEnded(run);
+    }
+
+    /**
+     * Stops an open run now ({@code DELETE} of a running run): appends its protocol's stop (AG-UI: {@code RUN_ERROR} with code {@code STOPPED}; UI message stream: {@code abort})
      * and ends it; it stays readable for {@code --retention} like any ended run. The caller answers the publishing
      * request, if one is attached. Does nothing to an ended run.
      */
@@ -249,7 +269,7 @@ public final class RunRegistry {
             return;
         }
         metrics.runsStopped.increment();
-        endWithError(run, "STOPPED", "run stopped");
+        endWithError(run, RunProtocol.STOPPED, "run stopped");
     }
 
     private void onEnded(Run run) {
@@ -290,7 +310,7 @@ public final class RunRegistry {
         }
     }
 
-    /** Ends {@code run} with RUN_ERROR {@code code} after {@code delayMs} unless a publisher attaches first. */
+    /** Ends {@code run} with its protocol's server-made end {@code code} after {@code delayMs} unless a publisher attaches first. */
     private void endUnlessPublished(Run run, long delayMs, LongAdder counter,
             String code, String message) {
         if (run.isEnded()) {

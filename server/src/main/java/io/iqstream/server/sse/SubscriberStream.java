@@ -191,6 +191,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
                 .set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8")
                 .set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_CACHE)
                 .set("X-Accel-Buffering", "no");
+        r.protocol().readerHeaders(response.headers());
         if (http10) {
             // no chunked encoding in HTTP/1.0: the body runs to the close
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
@@ -224,7 +225,10 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         }
     }
 
-    /** Writes what the socket will take; ends the response after the terminal event. Does not flush. */
+    /**
+     * Writes what the socket will take; ends the response after the run's end (with its protocol's trailer).
+     * Does not flush.
+     */
     private void pump() {
         if (done || run == null) {
             return;
@@ -279,6 +283,13 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         }
         if (started) {
             metrics.subscribersActive.decrement();
+            // the protocol's last line after the run's last event (UI message stream: data: [DONE]); not after a
+            // tail read (?live=false) of a run that goes on
+            ByteBuf trailer = run != null && run.isEnded() && nextId > run.lastEventId()
+                    ? run.protocol().readerTrailer() : null;
+            if (trailer != null) {
+                ctx.write(new DefaultHttpContent(trailer.duplicate()), ctx.voidPromise());
+            }
             if (keepAlive && !http10) {
                 ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
             } else {

@@ -42,6 +42,41 @@ class EventValidatorTest {
         }
     }
 
+    /** The verdicts in a UI message stream run: its closing chunk types, [DONE], and AG-UI's names as plain. */
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "{\"type\":\"text-delta\",\"id\":\"t\",\"delta\":\"hi\"}|OK",
+        "{\"type\":\"finish\",\"finishReason\":\"stop\"}|OK_CLOSING",
+        "{\"type\":\"abort\"}|OK_CLOSING",
+        "{\"type\":\"error\",\"errorText\":\"e\"}|OK_CLOSING",
+        "{\"type\":\"fin\u0069sh\"}|OK_CLOSING",
+        "{\"type\":\"finish-step\"}|OK",
+        "{\"type\":\"RUN_FINISHED\"}|OK",
+        "[DONE]|END_MARKER",
+        "'[DONE] '|NOT_AN_OBJECT",
+        "{\"delta\":\"x\"}|MISSING_TYPE"
+    })
+    void classifiesUiMessageStreamChunks(String json, EventCheck expected) {
+        EventValidator v = new EventValidator(io.iqstream.server.run.RunProtocol.UI_MESSAGE_STREAM);
+        ByteBuf heap = Unpooled.copiedBuffer(json, StandardCharsets.UTF_8);
+        try {
+            assertEquals(expected, v.check(heap));
+        } finally {
+            heap.release();
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {"[DONE]|NOT_AN_OBJECT", "{\"type\":\"finish\"}|OK"})
+    void agUiKnowsNoDoneAndNoClosingChunk(String json, EventCheck expected) {
+        ByteBuf heap = Unpooled.copiedBuffer(json, StandardCharsets.UTF_8);
+        try {
+            assertEquals(expected, new EventValidator().check(heap));
+        } finally {
+            heap.release();
+        }
+    }
+
     @ParameterizedTest
     @CsvSource({
         "c08a, overlong LF",

@@ -1,0 +1,225 @@
+// The AI SDK bench: the workload's run shape as UI message chunks (workload.js), K chats in flight, each POSTed
+// to app instance A and read by its "browser" (this process) from the POST's own response; one browser in ten
+// drops mid-answer, waits 1 s and resumes on instance B (the docs' GET route, a replay from the first chunk, as
+// useChat does after a reload). Rows, one after another in one run:
+//   iqstream  the copy for resumability through @iqstream/resumable-stream into IQ-Stream
+//   redis     the copy through the original resumable-stream into Debian's redis-server
+//   none      no resumability: the app streams straight to the browser (no resume possible)
+// Per row: events delivered, CPU per event of the whole path (apps A and B plus IQ-Stream or Redis, from /proc),
+// resume time (reconnect request to first chunk), lost chunks on resume, Redis commands per token.
+//   K (20), WINDOW_S (30), WARMUP_S (10), ROWS (iqstream,redis,none), IQSTREAM_JAR, IQSTREAM_JAVA, REDIS_SERVER
+import { spawn } from "node:child_process";
+import { createHmac, randomBytes, randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { CHUNKS } from "./workload.js";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const K = Number(process.env.K ?? 20);
+const WINDOW_S = Number(process.env.WINDOW_S ?? 30);
+const WARMUP_S = Number(process.env.WARMUP_S ?? 10);
+const ROWS = (process.env.ROWS ?? "iqstream,redis,none").split(",");
+const JAR = process.env.IQSTREAM_JAR ?? path.join(here, "../../server/target/iqstream-server.jar");
+const JAVA = process.env.IQSTREAM_JAVA ?? "java";
+const REDIS = process.env.REDIS_SERVER ?? "/usr/bin/redis-server";
+const TICK = 100; // USER_HZ on Linux
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function cpuSeconds(pid) {
+  const f = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const parts = f.slice(f.lastIndexOf(")") + 2).split(" ");
+  return (Number(parts[11]) + Number(parts[12])) / TICK; // utime, stime
+}
+
+function startProcess(cmd, args, env, ready) {
+  const child = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${cmd} not ready in 60 s:\n${out}`)), 60_000);
+    const on = (c) => {
+      out += c;
+      const m = ready.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        child.stdout.removeAllListeners("data");
+        child.stderr.removeAllListeners("data");
+        child.stdout.on("data", () => {});
+        child.stderr.on("data", (d) => process.stderr.write(d));
+        resolve({ child, match: m, pid: child.pid, stop: () => new Promise((r) => { child.once("exit", r); child.kill("SIGKILL"); }) });
+      }
+    };
+    child.stdout.on("data", on);
+    child.stderr.on("data", on);
+    child.once("exit", (code) => { clearTimeout(timer); reject(new Error(`${cmd} exited ${code}:\n${out}`)); });
+  });
+}
+
+function b64url(s) {
+  return Buffer.from(s).toString("base64url");
+}
+function jwt(secret, claims) {
+  const head = b64url(JSON.stringify({ alg: "HS256" }));
+  const body = b64url(JSON.stringify({ ...claims, exp: Math.floor(Date.now() / 1000) + 3600 }));
+  return `${head}.${body}.${createHmac("sha256", secret).update(`${head}.${body}`).digest("base64url")}`;
+}
+
+function redisCommands(port) {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, "127.0.0.1", () => s.write("INFO stats\r\n"));
+    let buf = "";
+    s.on("data", (c) => {
+      buf += c;
+      const m = /total_commands_processed:(\d+)/.exec(buf);
+      if (m) { s.end(); resolve(Number(m[1])); }
+    });
+    s.on("error", reject);
+  });
+}
+
+/** Reads an SSE response body, calling onData(data) per event; resolves when it ends. */
+async function readSse(res, onData, signal) {
+  const decoder = new TextDecoder();
+  let buf = "";
+  try {
+    for await (const bytes of res.body) {
+      buf += decoder.decode(bytes, { stream: true });
+      let cut;
+      while ((cut = buf.indexOf("\n\n")) >= 0) {
+        const frame = buf.slice(0, cut);
+        buf = buf.slice(cut + 2);
+        for (const line of frame.split("\n")) if (line.startsWith("data: ")) onData(line.slice(6));
+      }
+    }
+  } catch (e) {
+    if (!signal?.aborted) throw e;
+  }
+}
+
+async function runRow(row) {
+  const procs = [];
+  let env = { ROW: row };
+  let redisPort;
+  if (row === "iqstream") {
+    const secret = randomBytes(32).toString("hex");
+    const iq = await startProcess(JAVA, ["-jar", JAR, "serve", "--host", "127.0.0.1", "--port", "0",
+      "--jwt-secret", secret], {}, /listening on http:\/\/[^:\s]+:(\d+)/);
+    procs.push(iq);
+    env = { ...env, IQSTREAM_URL: `http://127.0.0.1:${iq.match[1]}`,
+      IQSTREAM_TOKEN: jwt(secret, { iqstream: { publish: ["resumable-stream:*"], subscribe: ["resumable-stream:*"] } }) };
+  } else if (row === "redis") {
+    redisPort = 20000 + Math.floor(Math.random() * 12000);
+    procs.push(await startProcess(REDIS, ["--port", String(redisPort), "--bind", "127.0.0.1", "--save", "",
+      "--appendonly", "no"], {}, /Ready to accept connections/));
+    env = { ...env, REDIS_URL: `redis://127.0.0.1:${redisPort}` };
+  }
+  const a = await startProcess(process.execPath, [path.join(here, "app.js")], env, /listening (\d+)/);
+  const b = await startProcess(process.execPath, [path.join(here, "app.js")], env, /listening (\d+)/);
+  procs.push(a, b);
+  const A = `http://127.0.0.1:${a.match[1]}`;
+  const B = `http://127.0.0.1:${b.match[1]}`;
+
+  const stats = { delivered: 0, runsDone: 0, runsExpected: 0, runsSeen: 0, resumes: [], lost: 0, errors: 0, tokens: 0 };
+  let measuring = false;
+  let stopping = false;
+
+  async function oneRun(drop) {
+    const chatId = randomUUID().replaceAll("-", "").slice(0, 16);
+    const streamId = randomUUID().replaceAll("-", "").slice(0, 16);
+    const counted = measuring;
+    const seen = new Set();
+    const abort = new AbortController();
+    const dropAt = drop ? 20 + Math.floor(Math.random() * (CHUNKS - 60)) : Infinity;
+    let n = 0;
+    const res = await fetch(`${A}/api/chat/${chatId}/${streamId}`, { method: "POST", body: "{}", signal: abort.signal });
+    await readSse(res, (data) => {
+      if (data === "[DONE]") return;
+      n++;
+      seen.add(n);
+      if (measuring) {
+        stats.delivered++;
+        if (data.startsWith('{"type":"text-delta"')) stats.tokens++;
+      }
+      if (n >= dropAt) abort.abort();
+    }, abort.signal);
+    if (drop && row !== "none") {
+      await sleep(1000);
+      const t0 = performance.now();
+      const again = await fetch(`${B}/api/chat/${chatId}/stream/${streamId}`);
+      let first = true;
+      let m = 0;
+      await readSse(again, (data) => {
+        if (first) { first = false; if (measuring) stats.resumes.push(performance.now() - t0); }
+        if (data === "[DONE]") return;
+        m++;
+        if (!seen.has(m)) { seen.add(m); if (measuring) stats.delivered++; }
+      });
+    }
+    if (counted && measuring) {
+      stats.runsDone++;
+      stats.runsExpected += CHUNKS;
+      stats.runsSeen += seen.size;
+      stats.lost += drop && row !== "none" ? CHUNKS - seen.size : 0;
+    }
+  }
+
+  const loops = [];
+  for (let i = 0; i < K; i++) {
+    loops.push((async () => {
+      await sleep(Math.random() * 10_000); // starts spread over about one run
+      let r = 0;
+      while (!stopping) {
+        try {
+          await oneRun((i * 7 + r++) % 10 === 0);
+        } catch (e) {
+          stats.errors++;
+          if (stats.errors < 5) console.error(`${row}: ${e.message}`);
+        }
+      }
+    })());
+  }
+  await sleep(WARMUP_S * 1000);
+  const pids = procs.map((p) => p.pid);
+  const cpu0 = pids.map(cpuSeconds);
+  const redis0 = redisPort ? await redisCommands(redisPort) : 0;
+  measuring = true;
+  const t0 = performance.now();
+  await sleep(WINDOW_S * 1000);
+  const seconds = (performance.now() - t0) / 1000;
+  const cpuEach = pids.map((pid, i) => cpuSeconds(pid) - cpu0[i]);
+  const cpu = cpuEach.reduce((x, y) => x + y, 0);
+  const redisCmds = redisPort ? (await redisCommands(redisPort)) - redis0 : 0;
+  const delivered = stats.delivered;
+  measuring = false;
+  stopping = true;
+  await Promise.race([Promise.all(loops), sleep(20_000)]);
+  await Promise.all(procs.map((p) => p.stop()));
+  const sorted = stats.resumes.sort((x, y) => x - y);
+  const pct = (p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))].toFixed(1) : "-");
+  return {
+    row, k: K, seconds: seconds.toFixed(1), eventsPerS: (delivered / seconds).toFixed(0),
+    // of the runs that started and ended inside the window: chunks the browser got / chunks the run has
+    deliveredPct: stats.runsExpected ? ((100 * stats.runsSeen) / stats.runsExpected).toFixed(1) : "-",
+    runs: stats.runsDone,
+    cpuUsPerEvent: ((cpu * 1e6) / delivered).toFixed(1), cpuCores: (cpu / seconds).toFixed(2),
+    // per process, in µs per delivered event: [IQ-Stream or Redis,] app A (producer), app B (resumes)
+    cpuUsPerEventEach: cpuEach.map((c) => ((c * 1e6) / delivered).toFixed(1)).join(" + "),
+    resumeP50Ms: pct(0.5), resumeP99Ms: pct(0.99), resumes: sorted.length,
+    lost: row === "none" ? "-" : stats.lost, errors: stats.errors,
+    redisCommandsPerToken: redisPort ? (redisCmds / Math.max(1, stats.tokens)).toFixed(2) : "-",
+  };
+}
+
+const results = [];
+for (const row of ROWS) {
+  console.error(`# row ${row}: K=${K}, warm-up ${WARMUP_S} s, window ${WINDOW_S} s`);
+  results.push(await runRow(row));
+  console.error(JSON.stringify(results.at(-1)));
+}
+console.log("| row | K | runs | delivered | events/s delivered | CPU µs per event (apps + IQ-Stream/Redis) | of which: [IQ-Stream/Redis +] A + B | CPU cores | resume p50 / p99 ms | resumes | lost | Redis commands per token | errors |");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+for (const r of results) {
+  console.log(`| ${r.row} | ${r.k} | ${r.runs} | ${r.deliveredPct}% | ${r.eventsPerS} | ${r.cpuUsPerEvent} | ${r.cpuUsPerEventEach} | ${r.cpuCores} | ${r.resumeP50Ms} / ${r.resumeP99Ms} | ${r.resumes} | ${r.lost} | ${r.redisCommandsPerToken} | ${r.errors} |`);
+}

@@ -1,0 +1,233 @@
+// @iqstream/resumable-stream: the API of `resumable-stream` 2.2 (createResumableStreamContext and its four
+// methods, same arguments and return conventions) on IQ-Stream instead of Redis. A stream is an IQ-Stream run in
+// the AI SDK's UI message stream protocol (docs/API.md, "AI SDK runs"): the producing instance POSTs the SSE text
+// the AI SDK writes; any instance resumes it by reading the run back, so nothing lives in the producer's memory
+// and no instance has to answer another's request.
+import { EventSourceParserStream } from "eventsource-parser/stream";
+
+const RUN_ID = /^[A-Za-z0-9._~:-]{1,128}$/;
+const DONE_VALUE = "DONE";
+/** How often a broken read is resumed (Last-Event-ID) before the stream errors. */
+const READ_RETRIES = 5;
+
+/**
+ * Creates a context bound to one IQ-Stream address and token.
+ * @param {import("./index.js").CreateResumableStreamContextOptions} options
+ * @returns {import("./index.js").ResumableStreamContext}
+ */
+export function createResumableStreamContext(options = {}) {
+  const url = trimSlash(options.url ?? process.env.IQSTREAM_URL ?? "");
+  if (!url) {
+    throw new TypeError("@iqstream/resumable-stream: no IQ-Stream address: set IQSTREAM_URL (e.g. "
+      + "http://127.0.0.1:8080) or pass { url }");
+  }
+  const token = options.token ?? process.env.IQSTREAM_TOKEN;
+  const waitUntil = options.waitUntil || (async (p) => await p);
+  const prefix = options.keyPrefix || "resumable-stream";
+  const leaseMs = options.publisherLeaseMs ?? 2000;
+  if (!Number.isInteger(leaseMs) || leaseMs < 0) {
+    throw new TypeError(`@iqstream/resumable-stream: publisherLeaseMs must be an integer >= 0 (got ${leaseMs})`);
+  }
+  const replayFinished = options.replayFinished === true;
+  const onError = options.onError ?? ((e) => console.error("@iqstream/resumable-stream:", e));
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const auth = token ? { authorization: `Bearer ${token}` } : {};
+
+  const runUrl = (streamId) => {
+    const id = `${prefix}:${streamId}`;
+    if (!RUN_ID.test(id)) {
+      throw new TypeError(`@iqstream/resumable-stream: "${id}" (keyPrefix:streamId) is not an IQ-Stream run id: `
+        + "1-128 characters of A-Z a-z 0-9 . _ ~ : -");
+    }
+    return `${url}/v1/runs/${id}`;
+  };
+
+  /** The run's status: null when IQ-Stream has no such run (never made, or expired), else its JSON. */
+  async function status(streamId) {
+    const res = await fetchImpl(runUrl(streamId), { headers: auth });
+    if (res.status === 404 || res.status === 410) {
+      await res.body?.cancel();
+      return null;
+    }
+    if (!res.ok) throw await httpError(res, `GET ${runUrl(streamId)}`);
+    return res.json();
+  }
+
+  async function createNewResumableStream(streamId, makeStream) {
+    const target = `${runUrl(streamId)}/events`;
+    let finished;
+    waitUntil(new Promise((resolve) => { finished = resolve; }));
+    const encoder = new TextEncoder();
+    let body;
+    const bodyStream = new ReadableStream({ start(c) { body = c; } });
+    let local;
+    const localStream = new ReadableStream({ start(c) { local = c; } });
+    const source = makeStream().getReader();
+    let stopped = false;
+    let settled = false;
+
+    const post = fetchImpl(target, {
+      method: "POST",
+      body: bodyStream,
+      duplex: "half",
+      headers: {
+        ...auth,
+        "content-type": "text/event-stream",
+        "x-vercel-ai-ui-message-stream": "v1",
+        "x-iqstream-publisher-lease": `${leaseMs}ms`,
+      },
+    }).then(async (res) => {
+      const text = await res.text();
+      if (res.status === 409 && text.includes('"run_stopped"')) {
+        // stopStream from any instance: the producer's source is cancelled, its own stream closed
+        stopped = true;
+        closeQuietly(local);
+        await source.cancel("stopped (IQ-Stream run_stopped)").catch(() => {});
+        return;
+      }
+      if (!res.ok) onError(new Error(`POST ${target}: ${res.status} ${text}`));
+    }, (e) => {
+      if (!stopped) onError(new Error(`POST ${target}: ${e.message}`, { cause: e }));
+    }).finally(() => { settled = true; });
+
+    (async () => {
+      try {
+        for (;;) {
+          const { done, value } = await source.read();
+          if (done) break;
+          try { local.enqueue(value); } catch { /* the producer's own reader left: the stream goes on */ }
+          try { body.enqueue(encoder.encode(value)); } catch { /* the POST ended early (refused or stopped) */ }
+        }
+        closeQuietly(local);
+        closeQuietly(body);
+      } catch (e) {
+        if (!stopped) {
+          try { local.error(e); } catch { /* closed */ }
+          try { body.error(e); } catch { /* closed */ }
+        }
+      }
+      await post;
+      finished();
+    })();
+    // resolve once IQ-Stream holds the run (it is made when the POST's head arrives), so an id saved after this
+    // resolves is resumable at once on any instance; a refused POST ends the wait (its error went to onError)
+    const deadline = Date.now() + 10_000;
+    for (let waitMs = 2; !settled && Date.now() < deadline; waitMs = Math.min(waitMs * 2, 100)) {
+      if ((await status(streamId).catch(() => null)) !== null) break;
+      await sleep(waitMs);
+    }
+    return localStream;
+  }
+
+  /** Reads the run from its first event as the producer's text, skipping `skip` characters of it. */
+  function readRun(streamId, skip) {
+    const target = `${runUrl(streamId)}/events`;
+    const abort = new AbortController();
+    let lastId = 0;
+    let toSkip = skip ?? 0;
+    return new ReadableStream({
+      async start(controller) {
+        let attempt = 0;
+        for (;;) {
+          let res;
+          try {
+            res = await fetchImpl(target, {
+              headers: { ...auth, accept: "text/event-stream", ...(lastId ? { "last-event-id": String(lastId) } : {}) },
+              signal: abort.signal,
+            });
+          } catch (e) {
+            if (abort.signal.aborted) return;
+            if (++attempt > READ_RETRIES) { controller.error(e); return; }
+            await sleep(100 * attempt);
+            continue;
+          }
+          if (res.status === 204) { controller.close(); return; }
+          if (!res.ok) { controller.error(await httpError(res, `GET ${target}`)); return; }
+          let sawDone = false;
+          try {
+            const events = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
+            for await (const event of events) {
+              if (event.id) lastId = Number(event.id);
+              let text = `data: ${event.data}\n\n`;
+              if (event.data === "[DONE]") sawDone = true;
+              if (toSkip > 0) {
+                const cut = Math.min(toSkip, text.length);
+                toSkip -= cut;
+                text = text.slice(cut);
+                if (!text) continue;
+              }
+              controller.enqueue(text);
+            }
+          } catch (e) {
+            if (abort.signal.aborted) return;
+            if (++attempt > READ_RETRIES) { controller.error(e); return; }
+            await sleep(100 * attempt);
+            continue;
+          }
+          if (sawDone) { controller.close(); return; }
+          // the response ended without [DONE]: cut by the network or a restart; resume after the last id
+          if (++attempt > READ_RETRIES) {
+            controller.error(new Error(`GET ${target}: the stream ended before [DONE] ${READ_RETRIES} times`));
+            return;
+          }
+          await sleep(100 * attempt);
+        }
+      },
+      cancel() {
+        abort.abort();
+      },
+    });
+  }
+
+  async function resumeExistingStream(streamId, skipCharacters) {
+    const s = await status(streamId);
+    if (s === null) return undefined;
+    if (s.ended && !replayFinished) return null;
+    return readRun(streamId, skipCharacters);
+  }
+
+  return {
+    createNewResumableStream: async (streamId, makeStream, _skipCharacters) => {
+      runUrl(streamId);
+      return createNewResumableStream(streamId, makeStream);
+    },
+    resumeExistingStream,
+    resumableStream: async (streamId, makeStream, skipCharacters) => {
+      const s = await status(streamId);
+      if (s === null) return createNewResumableStream(streamId, makeStream);
+      if (s.ended && !replayFinished) return null;
+      return readRun(streamId, skipCharacters);
+    },
+    hasExistingStream: async (streamId) => {
+      const s = await status(streamId);
+      if (s === null) return null;
+      return s.ended ? DONE_VALUE : true;
+    },
+    stopStream: async (streamId) => {
+      const res = await fetchImpl(`${runUrl(streamId)}?ifRunning=true`, { method: "DELETE", headers: auth });
+      const text = await res.text();
+      if (res.status === 200) return true;
+      if (res.status === 409 || res.status === 404 || res.status === 410) return false;
+      throw new Error(`DELETE ${runUrl(streamId)}: ${res.status} ${text}`);
+    },
+  };
+}
+
+function trimSlash(s) {
+  return s.endsWith("/") ? s.slice(0, -1) : s;
+}
+
+function closeQuietly(controller) {
+  try { controller.close(); } catch { /* already closed or errored */ }
+}
+
+function sleep(ms) {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+async function httpError(res, what) {
+  const text = await res.text().catch(() => "");
+  const err = new Error(`${what}: ${res.status} ${text}`);
+  err.status = res.status;
+  return err;
+}
