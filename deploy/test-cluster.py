@@ -34,6 +34,7 @@ import base64
 import hashlib
 import hmac
 import http.client
+import itertools
 import json
 import os
 import select
@@ -113,6 +114,8 @@ class Cluster:
         self.ports = [free_port() for _ in range(n_ports)]
         self.procs: dict[int, subprocess.Popen] = {}
         self.peers = ",".join(f"127.0.0.1:{p}" for p in self.ports)
+        self.epoch = os.urandom(8).hex()        # this checker's peer nonces: <epoch>-<n>, each used once
+        self.nonces = itertools.count(1)
 
     def key(self, i: int) -> str:
         return f"127.0.0.1:{self.ports[i]}"
@@ -194,16 +197,24 @@ class Cluster:
                 pass
 
     def holds(self, i: int, run_id: str) -> bool:
-        """Asks node i alone (a peer lookup, signed with the cluster secret) whether it holds the run."""
+        """Asks node i alone (a peer lookup, signed with the cluster secret as a peer signs it: bound to node i,
+        single-use nonce) whether it holds the run; the answer counts only with its proof of the secret."""
         target = f"/v1/runs/{run_id}"
         ms = int(time.time() * 1000)
-        mac = hmac.new(CLUSTER_SECRET.encode(), f"{ms}\nGET\n{target}".encode(), hashlib.sha256).hexdigest()
+        sender, nonce = "127.0.0.1:1", f"{self.epoch}-{next(self.nonces)}"
+        fields = ["req", "1", sender, self.key(i), str(ms), nonce, "GET", target]
+        mac = hmac.new(CLUSTER_SECRET.encode(), "\n".join(fields).encode(), hashlib.sha256).hexdigest()
         c = http.client.HTTPConnection("127.0.0.1", self.ports[i], timeout=5)
         try:
-            c.request("GET", target, headers={"Authorization": f"Bearer {TOKEN}", "X-IQStream-Peer": f"{ms}.{mac}",
+            c.request("GET", target, headers={"Authorization": f"Bearer {TOKEN}",
+                                              "X-IQStream-Peer": f"1;{sender};{ms};{nonce};{mac}",
                                               "X-IQStream-Locate": "1"})
             r = c.getresponse()
             r.read()
+            proof = hmac.new(CLUSTER_SECRET.encode(), "\n".join(["reply", nonce, self.key(i), sender,
+                                                                  str(r.status)]).encode(), hashlib.sha256).hexdigest()
+            if r.getheader("X-IQStream-Peer-Proof") != proof:
+                raise AssertionError(f"node {i} answered a peer lookup without proof of the cluster secret")
             return r.status == 200
         except OSError:
             return False
