@@ -181,7 +181,8 @@ class DemoSiteTest {
         assertEquals("/v1/runs/" + runId + "/events", body.get("eventsUrl").asText());
         assertEquals(429, body.get("events").asInt());
 
-        assertEquals(1, requests.size(), "the 201 comes after the first event was accepted");
+        // the first event's request was answered before the 201; the rest may already be on its way
+        assertTrue(requests.size() >= 1, "the 201 comes after the first event was accepted");
         PublishRequest create = requests.get(0);
         assertEquals("POST", create.method());
         assertEquals("/v1/runs/" + runId + "/events", create.path());
