@@ -34,6 +34,7 @@ public final class Cluster implements AutoCloseable {
     private final Membership membership;
     private final PeerAuth auth;
     private final PeerChannels peers;
+    private final PeerRequests requests;
     private final RunLocator locator;
     private final ThreadListingPeers listings;
     private final HttpReplies replies;
@@ -46,8 +47,9 @@ public final class Cluster implements AutoCloseable {
         this.peers = peers;
         this.replies = replies;
         this.metrics = metrics;
-        this.locator = new RunLocator(membership, auth);
-        this.listings = new ThreadListingPeers(membership, auth);
+        this.requests = new PeerRequests(membership, auth);
+        this.locator = new RunLocator(membership, requests);
+        this.listings = new ThreadListingPeers(membership, requests);
     }
 
     /** Starts the cluster part when {@code --peers} is given; null otherwise (a single node, as before). */
@@ -207,8 +209,7 @@ public final class Cluster implements AutoCloseable {
 
     @Override
     public void close() {
-        locator.close();
-        listings.close();
+        requests.close();
         membership.close();
     }
 }

@@ -1,10 +1,6 @@
 package io.iqstream.server.cluster;
 
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -38,8 +34,7 @@ final class RunLocator {
     static final Member UNKNOWN = new Member("unknown", 0);
 
     private final Membership membership;
-    private final PeerAuth auth;
-    private final HttpClient http;
+    private final PeerRequests requests;
     private final ThreadLocal<LinkedHashMap<String, Member>> cache = ThreadLocal.withInitial(
             () -> new LinkedHashMap<>(256, 0.75f, true) {
                 @Override
@@ -48,11 +43,9 @@ final class RunLocator {
                 }
             });
 
-    RunLocator(Membership membership, PeerAuth auth) {
+    RunLocator(Membership membership, PeerRequests requests) {
         this.membership = membership;
-        this.auth = auth;
-        this.http = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(PeerChannels.CONNECT_TIMEOUT_MS))
-                .build();
+        this.requests = requests;
     }
 
     /** The decision for a run not held here: a member, {@code self} (serve here), or null (ask {@link #lookup}). */
@@ -110,22 +103,11 @@ final class RunLocator {
             return;
         }
         Member m = ask.get(i);
-        String target = PeerTarget.encode("/v1/runs/" + runId + (query == null ? "" : "?" + query));
-        PeerAuth.Signed signed = auth.sign(m, "GET", target, System.currentTimeMillis());
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + m.key() + target))
-                .timeout(Duration.ofMillis(LOOKUP_TIMEOUT_MS)).GET()
-                .header(PeerAuth.HEADER, signed.header())
-                .header(LOCATE, "1");
-        for (int k = 0; k + 1 < authHeaders.size(); k += 2) {
-            b.header(authHeaders.get(k), authHeaders.get(k + 1));
-        }
-        http.sendAsync(b.build(), HttpResponse.BodyHandlers.discarding()).whenComplete((answer, e) -> {
-            HttpResponse<Void> r = answer;
-            if (r != null && !auth.proves(signed, r.statusCode(), r.headers().firstValue(PeerAuth.PROOF).orElse(null))) {
-                // an answer without proof of the secret is no answer: its node is suspected, never believed
-                membership.suspect(m);
-                r = null;
-            }
+        List<String> headers = new ArrayList<>(authHeaders);
+        headers.add(LOCATE);
+        headers.add("1");
+        requests.get(m, "/v1/runs/" + runId + (query == null ? "" : "?" + query), LOOKUP_TIMEOUT_MS, headers,
+                HttpResponse.BodyHandlers.discarding()).whenComplete((r, e) -> {
             if (r != null && r.statusCode() == 200) {
                 loop.execute(() -> {
                     if (!m.equals(membership.self())) {
@@ -138,9 +120,5 @@ final class RunLocator {
                 askNext(runId, query, authHeaders, ask, i + 1, fallback, uncertain || noAnswer, loop, found);
             }
         });
-    }
-
-    void close() {
-        http.close();
     }
 }

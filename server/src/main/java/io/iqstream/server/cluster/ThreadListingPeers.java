@@ -3,11 +3,7 @@ package io.iqstream.server.cluster;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.iqstream.server.run.ThreadRun;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -30,13 +26,11 @@ final class ThreadListingPeers {
     record Part(List<ThreadRun> runs, boolean more) {}
 
     private final Membership membership;
-    private final PeerAuth auth;
-    private final HttpClient http;
+    private final PeerRequests requests;
 
-    ThreadListingPeers(Membership membership, PeerAuth auth) {
+    ThreadListingPeers(Membership membership, PeerRequests requests) {
         this.membership = membership;
-        this.auth = auth;
-        this.http = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(PeerChannels.CONNECT_TIMEOUT_MS)).build();
+        this.requests = requests;
     }
 
     /**
@@ -46,34 +40,30 @@ final class ThreadListingPeers {
      */
     CompletableFuture<List<Part>> gather(String target, List<String> credentials) {
         Membership.View v = membership.view();
-        String sent = PeerTarget.encode(target);
         List<CompletableFuture<Part>> parts = new ArrayList<>();
         for (Member m : v.alive()) {
             if (m.equals(v.self())) {
                 continue;
             }
-            PeerAuth.Signed signed = auth.sign(m, "GET", sent, System.currentTimeMillis());
-            HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://" + m.key() + sent))
-                    .timeout(Duration.ofMillis(TIMEOUT_MS)).GET().header(PeerAuth.HEADER, signed.header());
-            for (int k = 0; k + 1 < credentials.size(); k += 2) {
-                b.header(credentials.get(k), credentials.get(k + 1));
-            }
-            parts.add(http.sendAsync(b.build(), HttpResponse.BodyHandlers.ofString()).thenApply(r -> {
-                if (!auth.proves(signed, r.statusCode(), r.headers().firstValue(PeerAuth.PROOF).orElse(null))) {
-                    membership.suspect(m);
-                    throw new IllegalStateException(m + " answered without proof of the cluster secret");
-                }
-                if (r.statusCode() == 404) {
-                    return new Part(List.of(), false);
-                }
-                if (r.statusCode() != 200) {
-                    throw new IllegalStateException(m + " answered " + r.statusCode());
-                }
-                return parse(r.body());
-            }));
+            parts.add(requests.get(m, target, TIMEOUT_MS, credentials, HttpResponse.BodyHandlers.ofString())
+                    .thenApply(r -> part(m, r)));
         }
         return CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0]))
                 .thenApply(ignored -> parts.stream().map(CompletableFuture::join).toList());
+    }
+
+    /** Member {@code m}'s part from its answer {@code r} (null: not proven). */
+    private static Part part(Member m, HttpResponse<String> r) {
+        if (r == null) {
+            throw new IllegalStateException(m + " answered without proof of the cluster secret");
+        }
+        if (r.statusCode() == 404) {
+            return new Part(List.of(), false);
+        }
+        if (r.statusCode() != 200) {
+            throw new IllegalStateException(m + " answered " + r.statusCode());
+        }
+        return parse(r.body());
     }
 
     /** A node's answer, as {@code ThreadRunsRoute} writes it. */
@@ -91,9 +81,5 @@ final class ThreadListingPeers {
                     r.path("startedAt").asLong(), running ? 0 : r.path("endedAt").asLong()));
         }
         return new Part(runs, root.hasNonNull("next"));
-    }
-
-    void close() {
-        http.close();
     }
 }
