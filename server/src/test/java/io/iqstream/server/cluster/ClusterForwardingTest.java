@@ -5,11 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.metrics.ClusterMetrics;
 import io.iqstream.server.testing.Http;
+import io.iqstream.server.testing.Ports;
 import io.iqstream.server.testing.SseClient;
 import io.iqstream.server.testing.TestServer;
 import io.iqstream.server.testing.Tokens;
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,8 +25,8 @@ class ClusterForwardingTest {
 
     @BeforeAll
     static void start() throws Exception {
-        int pa = freePort();
-        int pb = freePort();
+        int pa = Ports.free();
+        int pb = Ports.free();
         String peers = "127.0.0.1:" + pa + ",127.0.0.1:" + pb;
         a = TestServer.start("--port", String.valueOf(pa), "--peers", peers, "--advertise", "127.0.0.1:" + pa,
                 "--cluster-secret", SECRET, "--await-run", "5s");
@@ -53,11 +52,6 @@ class ClusterForwardingTest {
         }
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     private static boolean holds(TestServer s, String runId) {
         return s.server().context().workers().ownerOf(runId).loop().submit(

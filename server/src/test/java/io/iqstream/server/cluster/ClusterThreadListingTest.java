@@ -5,9 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.auth.TokenMinter;
 import io.iqstream.server.testing.Http;
+import io.iqstream.server.testing.Ports;
 import io.iqstream.server.testing.TestServer;
-import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -21,16 +20,11 @@ class ClusterThreadListingTest {
     private static final String SECRET = "cluster-listing-secret-0123456789abcdef01";
     private static final TokenMinter MINTER = new TokenMinter(TestServer.SECRET);
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     @Test
     void everyNodeListsTheRunsHeldOnEveryNodeOnePageAtATime() throws Exception {
-        int pa = freePort();
-        int pb = freePort();
+        int pa = Ports.free();
+        int pb = Ports.free();
         String peers = "127.0.0.1:" + pa + ",127.0.0.1:" + pb;
         try (TestServer a = TestServer.start("--port", String.valueOf(pa), "--peers", peers, "--advertise",
                 "127.0.0.1:" + pa, "--cluster-secret", SECRET);

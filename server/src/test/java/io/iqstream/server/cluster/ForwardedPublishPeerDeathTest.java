@@ -3,12 +3,12 @@ package io.iqstream.server.cluster;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.metrics.ClusterMetrics;
+import io.iqstream.server.testing.Ports;
 import io.iqstream.server.testing.TestServer;
 import io.iqstream.server.testing.Tokens;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -23,11 +23,6 @@ class ForwardedPublishPeerDeathTest {
     private static final String SECRET = "cluster-test-secret-0123456789abcdef0123";
     private static final String EVENT = "{\"type\":\"CUSTOM\",\"name\":\"n\",\"value\":\"" + "x".repeat(200) + "\"}\n";
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     private static String chunk(String text) {
         return Integer.toHexString(text.getBytes(StandardCharsets.UTF_8).length) + "\r\n" + text + "\r\n";
@@ -35,8 +30,8 @@ class ForwardedPublishPeerDeathTest {
 
     @Test
     void aRelayedPublishWhosePeerDiesIsCutAndItsBodyReleased() throws Exception {
-        int pa = freePort();
-        int pb = freePort();
+        int pa = Ports.free();
+        int pb = Ports.free();
         String peers = "127.0.0.1:" + pa + ",127.0.0.1:" + pb;
         try (TestServer a = TestServer.start("--port", String.valueOf(pa), "--peers", peers, "--advertise",
                 "127.0.0.1:" + pa, "--cluster-secret", SECRET)) {

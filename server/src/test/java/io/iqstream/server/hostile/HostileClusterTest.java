@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
+import io.iqstream.server.testing.Ports;
 import io.iqstream.server.testing.Tokens;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,11 +61,6 @@ class HostileClusterTest {
         }
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
 
     private static List<HostileServer> startNodes(int[] ports, String peers) throws IOException {
         List<HostileServer> nodes = new ArrayList<>();
@@ -106,7 +101,7 @@ class HostileClusterTest {
     @Test
     void aServerWithoutTheSecretInThePeerListIsNeverAMemberAndGetsNothingAClientSent() throws Exception {
         try (Impostor impostor = new Impostor()) {
-            int[] ports = {freePort(), freePort()};
+            int[] ports = {Ports.free(), Ports.free()};
             String peers = "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1] + "," + impostor.hostPort();
             List<HostileServer> nodes = startNodes(ports, peers);
             try {
@@ -151,7 +146,7 @@ class HostileClusterTest {
 
     @Test
     void readyMeansServingAndATargetThePeerParserTakesIsNeverA500NorLogsItsToken() throws Exception {
-        int[] ports = {freePort(), freePort(), freePort()};
+        int[] ports = {Ports.free(), Ports.free(), Ports.free()};
         String peers = "127.0.0.1:" + ports[0] + ",127.0.0.1:" + ports[1] + ",127.0.0.1:" + ports[2];
         List<HostileServer> nodes = startNodes(ports, peers);
         try {

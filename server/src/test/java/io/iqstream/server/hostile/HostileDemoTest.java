@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.iqstream.server.testing.Ports;
 import io.iqstream.server.testing.TestServer;
 import io.iqstream.server.testing.Tokens;
 import java.io.IOException;
 import java.net.ConnectException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -216,10 +216,7 @@ class HostileDemoTest {
 
     @Test
     void aServerStartedWithDemoNeverAnswersDemo404() throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-        }
+        int port = Ports.free();
         String java = ProcessHandle.current().info().command().orElse("java");
         ProcessBuilder pb = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
                 "io.iqstream.server.Main", "serve", "--host", "127.0.0.1", "--port", String.valueOf(port),

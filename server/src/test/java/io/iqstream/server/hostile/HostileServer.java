@@ -7,7 +7,6 @@ import io.iqstream.server.config.Quantities;
 import io.iqstream.server.testing.ServerOutput;
 import io.iqstream.server.testing.TestServer;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -60,13 +59,12 @@ final class HostileServer implements AutoCloseable {
         return start(true, flags);
     }
 
-    /** As {@link #start(String...)}, plus {@code --admin-port} on a port found free just before. */
+    /** As {@link #start(String...)}: with {@code --admin-port} on an ephemeral port. */
     static HostileServer startWithAdminPort(String... flags) throws IOException {
         return start(true, flags);
     }
 
     private static HostileServer start(boolean withAdmin, String... flags) throws IOException {
-        int admin = withAdmin ? freePort() : -1;
         List<String> args = new ArrayList<>(Arrays.asList(flags));
         addDefault(args, "--workers", "2");
         addDefault(args, "--jwt-secret", TestServer.SECRET);
@@ -75,11 +73,22 @@ final class HostileServer implements AutoCloseable {
         addDefault(args, "--warmup", "0"); // tests of behaviour, not of the start-up's JIT warm-up
         if (withAdmin) {
             args.add("--admin-port");
-            args.add(String.valueOf(admin));
+            args.add("0"); // ephemeral, read back from the output: a port found free beforehand can be taken
+                           // by another process before the server binds it (seen in CI)
         }
         Process p = spawn(args);
         ConcurrentLinkedQueue<String> output = new ConcurrentLinkedQueue<>();
         ServerOutput.Started started = ServerOutput.awaitListening(p, output, "hostile-server-output");
+        int admin = -1;
+        if (withAdmin) {
+            try {
+                admin = ServerOutput.awaitAdminPort(output);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                p.destroyForcibly();
+                throw new IOException(e);
+            }
+        }
         return new HostileServer(p, output, started.port(), admin, Integer.parseInt(valueOf(args, "--workers")));
     }
 
@@ -123,12 +132,6 @@ final class HostileServer implements AutoCloseable {
         if (!args.contains(flag)) {
             args.add(flag);
             args.add(value);
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
         }
     }
 

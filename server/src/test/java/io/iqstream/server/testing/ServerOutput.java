@@ -19,6 +19,9 @@ public final class ServerOutput {
     /** The line {@code Main} prints once bound; group 1 is the port. */
     public static final Pattern LISTENING = Pattern.compile("listening on http://[^:]+:(\\d+)");
 
+    /** The line {@code Main} prints once the admin port is bound ({@code --admin-port}); group 1 is the port. */
+    public static final Pattern ADMIN = Pattern.compile("admin port \\(/healthz, /readyz, /metrics\\) on http://[^:]+:(\\d+)");
+
     /** The bound port and the thread that keeps reading the output. */
     public record Started(int port, Thread reader) {}
 
@@ -61,5 +64,23 @@ public final class ServerOutput {
             throw new IOException(e);
         }
         return new Started(port[0], reader);
+    }
+
+    /**
+     * The admin port a server started with {@code --admin-port 0} bound, read from its output: {@code Main} prints
+     * it just after the "listening on" line. Waits up to 10 s; an AssertionError when it never comes.
+     */
+    public static int awaitAdminPort(Queue<String> output) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            for (String line : output) {
+                Matcher m = ADMIN.matcher(line);
+                if (m.find()) {
+                    return Integer.parseInt(m.group(1));
+                }
+            }
+            Thread.sleep(10);
+        }
+        throw new AssertionError("the server never said its admin port: " + String.join("\n", output));
     }
 }

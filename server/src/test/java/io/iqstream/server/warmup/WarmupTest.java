@@ -5,12 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.iqstream.server.testing.Ports;
 import io.iqstream.server.testing.TestServer;
 import io.iqstream.server.testing.Tokens;
-import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -59,7 +58,7 @@ class WarmupTest {
 
     @Test
     void portsAreBoundFirstAndTheMainPortAcceptsAfterTheWarmup() throws Exception {
-        int admin = freePort();
+        int admin = Ports.free();
         AtomicReference<TestServer> started = new AtomicReference<>();
         Thread starter = new Thread(() -> started.set(TestServer.start("--warmup", "2000", "--admin-port",
                 String.valueOf(admin))));
@@ -88,11 +87,6 @@ class WarmupTest {
         }
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
 
     /** The response head and body to {@code GET path} on {@code port}, retrying until the port is bound (10 s). */
     private static String awaitAnswer(int port, String path) throws Exception {
