@@ -17,10 +17,12 @@ import io.iqstream.server.run.RunRegistry;
 import io.iqstream.server.sse.SubscriberStream;
 import io.iqstream.server.worker.ChannelHandoff;
 import io.iqstream.server.worker.Worker;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -45,7 +47,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>One instance per connection; it follows the connection from loop to loop and is confined to its current one.
  */
-public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
+public final class HttpRequestHandler extends ChannelInboundHandlerAdapter implements ChunkedBodyReader.Sink {
     private static final Logger LOG = LoggerFactory.getLogger(HttpRequestHandler.class);
 
     /** Test hook: runs with the run id on the run's owner loop (after any hand-off) before the request is served. */
@@ -53,6 +55,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
 
     private final ServerContext server;
     private final RequestTimeoutHandler timeouts;
+    private final ChunkedBodyReader body;
     private final HttpReplies replies;
     private final Metrics metrics;
     private final ArrayDeque<Object> held = new ArrayDeque<>(4);
@@ -66,12 +69,23 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
     /** The request being served carried a verified peer header: served here, never relayed. */
     private boolean fromPeer;
 
-    /** @param timeouts the connection's timers, which also know when the request now served began to arrive */
-    public HttpRequestHandler(ServerContext server, RequestTimeoutHandler timeouts) {
+    private ChannelHandlerContext ctx;
+
+    /**
+     * @param timeouts the connection's timers, which also know when the request now served began to arrive
+     * @param body the connection's step-down, told when a streaming publish body is to be read there
+     */
+    public HttpRequestHandler(ServerContext server, RequestTimeoutHandler timeouts, ChunkedBodyReader body) {
         this.server = server;
         this.timeouts = timeouts;
+        this.body = body;
         this.replies = server.replies();
         this.metrics = server.metrics();
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext context) {
+        this.ctx = context;
     }
 
     @Override
@@ -81,6 +95,19 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         dispatch(ctx, msg);
+    }
+
+    /** A stepped-down body's data, straight from {@link ChunkedBodyReader}: held while moving, as any message. */
+    @Override
+    public void bodyData(ByteBuf data) {
+        channelRead(ctx, data);
+    }
+
+    @Override
+    public void bodyReadComplete() {
+        if (!moving) {
+            channelReadComplete(ctx);
+        }
     }
 
     private void dispatch(ChannelHandlerContext ctx, Object msg) {
@@ -99,7 +126,25 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
             onRequest(ctx, request);
             return;
         }
+        if (msg instanceof ByteBuf data) {
+            // a stepped-down body's data (ChunkedBodyReader): a publish's, or a relayed one's
+            if (publish != null) {
+                publish.onBody(data);
+                if (publish.isFinished()) {
+                    publish = null;
+                }
+            } else if (relay != null) {
+                relay.onContent(new DefaultHttpContent(data));
+            } else {
+                data.release();
+            }
+            return;
+        }
         if (msg instanceof HttpContent content) {
+            if (body.isSteppedDown()) {
+                content.release();
+                throw new IllegalStateException("the codec decoded body content of a stepped-down request");
+            }
             if (publish != null) {
                 publish.onContent(content);
                 if (publish.isFinished()) {
@@ -228,6 +273,10 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter {
                         keepAlive);
                 return;
             }
+        }
+        if (right == Right.PUBLISH && route.events() && HttpUtil.isTransferEncodingChunked(request)) {
+            // a streaming publish: its body's data chunks are read below the codec from the next byte on
+            body.stepDown(this);
         }
         Worker owner = server.workers().ownerOf(route.runId());
         long resumeAfter = lastEventId;

@@ -11,6 +11,9 @@ import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
  * The whole request path of a main-port connection, in order:
  * <ol>
  *   <li>{@code limit}: a slot under {@code --max-connections}, or closed at once ({@link ConnectionLimitHandler});
+ *   <li>{@code body}: the step-down ({@link ChunkedBodyReader}): bytes go on to the codec cut at each head's end,
+ *       and a streaming publish body's data chunks are read there and handed straight to the publish, past the
+ *       codec and every handler after it;
  *   <li>{@code arrival}: a request's first byte starts its header timer ({@link RequestTimeoutHandler});
  *   <li>{@code http}: the HTTP/1.1 codec (line, header and chunk limits; failures become decoder results);
  *   <li>{@code timeouts}: header and idle timeouts ({@link RequestTimeoutHandler});
@@ -21,7 +24,7 @@ import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
  *       requests to their worker and serves them there ({@link HttpRequestHandler}).
  * </ol>
  * Nothing else: no aggregator (publish bodies are streamed), no extra buffering (subscribers write slices of the
- * run's log).
+ * run's log, framed below the codec by {@code sse.ChunkFramer}).
  */
 public final class IqStreamInitializer extends ChannelInitializer<Channel> {
     /** The longest request line decoded (longer: 400); public for the tests that send maximal heads. */
@@ -43,8 +46,10 @@ public final class IqStreamInitializer extends ChannelInitializer<Channel> {
         ServerConfig config = server.config();
         RequestTimeoutHandler timeouts = new RequestTimeoutHandler(config.headerTimeoutMs(), config.idleTimeoutMs(),
                 server.metrics(), server.replies());
+        ChunkedBodyReader body = new ChunkedBodyReader();
         ch.pipeline()
                 .addLast("limit", connections)
+                .addLast("body", body)
                 .addLast("arrival", timeouts.arrivalWatch())
                 .addLast("http", new HttpServerCodec(MAX_INITIAL_LINE_BYTES, MAX_HEADER_BYTES, MAX_CHUNK_BYTES))
                 .addLast("timeouts", timeouts)
@@ -52,6 +57,6 @@ public final class IqStreamInitializer extends ChannelInitializer<Channel> {
         if (server.cluster() != null) {
             ch.pipeline().addLast("peer", server.cluster().newProofHandler());
         }
-        ch.pipeline().addLast("relay", new HttpRequestHandler(server, timeouts));
+        ch.pipeline().addLast("relay", new HttpRequestHandler(server, timeouts, body));
     }
 }

@@ -263,19 +263,34 @@ public final class PublishSession implements EventSink {
                 run.id(), run.lastEventId());
     }
 
-    /** A chunk of the body. Takes ownership of {@code content}. */
+    /**
+     * Data of the body read below the HTTP codec ({@code http.ChunkedBodyReader}: a chunked body's data chunks).
+     * Takes ownership of {@code data}.
+     */
+    public void onBody(ByteBuf data) {
+        try {
+            if (!finished) {
+                feed(data);
+            }
+        } finally {
+            data.release();
+        }
+    }
+
+    /** Feeds {@code buf} to the splitter; false when the body stops here (an error was answered). */
+    private boolean feed(ByteBuf buf) {
+        boolean go = !buf.isReadable() || splitter.feed(buf, this);
+        if (active) {
+            active = false;
+            lastActiveNanos = System.nanoTime();
+        }
+        return go;
+    }
+
+    /** A chunk of the body as the HTTP codec decoded it (and its end). Takes ownership of {@code content}. */
     public void onContent(HttpContent content) {
         try {
-            if (finished) {
-                return;
-            }
-            ByteBuf buf = content.content();
-            boolean go = !buf.isReadable() || splitter.feed(buf, this);
-            if (active) {
-                active = false;
-                lastActiveNanos = System.nanoTime();
-            }
-            if (!go) {
+            if (finished || !feed(content.content())) {
                 return;
             }
             if (content instanceof LastHttpContent && !finished) {

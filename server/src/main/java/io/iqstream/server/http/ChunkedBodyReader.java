@@ -1,0 +1,254 @@
+package io.iqstream.server.http;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.DecoderResult;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.InvalidChunkTerminationException;
+import io.netty.handler.codec.http.LastHttpContent;
+
+/**
+ * The step-down: where a streaming publish body leaves Netty's HTTP objects. It sits first in a main-port
+ * connection's pipeline, before the HTTP codec, and has two modes:
+ * <ul>
+ *   <li><b>head</b> (every connection, most of the time): bytes go on to the codec, cut after each {@code CRLF CRLF}
+ *       so that the codec never holds a byte past the end of a request head. A request head ends at its first
+ *       empty line, so when the codec decodes a head its input ends right there;</li>
+ *   <li><b>body</b>: the handler decoding a chunked {@code POST /v1/runs/{id}/events} head calls
+ *       {@link #stepDown} while the codec hands it the head. From the next byte the body's data chunks are read
+ *       here, each {@code <hex size> CRLF <data> CRLF} straight from the socket's buffer, and the data handed to
+ *       the {@link Sink} as slices of it: no {@code HttpContent}, no chunk object, no pass through the codec and
+ *       the handlers after it. The codec meanwhile waits, untouched, in its own state at a chunk boundary.</li>
+ * </ul>
+ * Only the plain form is read here: a size line of one to seven hex digits, not starting with {@code 0}, then
+ * CRLF (that is every data chunk of curl, Node's and Java's HTTP clients, and the bench). Anything else — the last
+ * chunk {@code 0}, its trailers, a chunk extension, a size line that is malformed or too long — is handed back:
+ * the bytes from that size line's first byte go to the codec, which is at exactly that boundary, and it decodes
+ * the rest of the body as it always does (the {@code LastHttpContent} with its trailers, or its decoder failure),
+ * so the end of a body and every malformed size line get Netty's own rules, limits and errors. The one error read
+ * here is the codec's own: data not followed by CRLF is the same failed {@code LastHttpContent} carrying
+ * {@link InvalidChunkTerminationException} that the codec would emit, passed on through the codec to the handlers.
+ *
+ * <p>{@code ChunkedBodyReaderTest} and {@code ChunkedBodyReaderFuzzTest} check that any byte stream, cut into reads
+ * anywhere, decodes to the same requests, the same body bytes and the same errors with the step-down as with the
+ * codec alone. Confined to the connection's current event loop.
+ */
+public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
+    /** Where a stepped-down body's data goes. */
+    public interface Sink {
+        /** Data of the body, in order; the call takes the reference. */
+        void bodyData(ByteBuf data);
+
+        /** End of a socket read that carried body data (the codec saw none of it, so sends no read-complete). */
+        void bodyReadComplete();
+    }
+
+    private enum Mode { HEAD, SIZE, DATA, DELIMITER, DISCARD }
+
+    /** The most hex digits of a size line read here: 7 (under 256 MiB); longer lines go to the codec. */
+    private static final int MAX_DIGITS = 7;
+    private static final byte CR = '\r';
+    private static final byte LF = '\n';
+
+    private Mode mode = Mode.HEAD;
+    private Sink sink;
+    /** HEAD: how many bytes of CR LF CR LF the bytes so far end with. */
+    private int matched;
+    /** SIZE: the size line read so far (its digits, then a CR), as bytes, first in the high end; and its length. */
+    private long line;
+    private int lineLength;
+    private int chunkSize;
+    /** DATA: bytes of the chunk still to come. DELIMITER: whether its CR was read. */
+    private int remaining;
+    private boolean delimiterCr;
+    /** A body read here delivered data in the read now in progress. */
+    private boolean delivered;
+
+    /**
+     * From the next byte after the head being decoded, read the chunked body here and give its data to
+     * {@code to}. Called by the handler while the codec hands it that head: the codec's input ends with it
+     * (see the class comment), so nothing of the body is in the codec. False (and nothing changes: the codec
+     * reads the body) when the bytes so far did not end at a head's end.
+     */
+    public boolean stepDown(Sink to) {
+        if (mode != Mode.HEAD || matched != 0) {
+            return false;
+        }
+        sink = to;
+        mode = Mode.SIZE;
+        lineLength = 0;
+        line = 0;
+        chunkSize = 0;
+        return true;
+    }
+
+    /** Whether a body's data chunks are being read here: the codec then has nothing of this request to decode. */
+    public boolean isSteppedDown() {
+        return mode == Mode.SIZE || mode == Mode.DATA || mode == Mode.DELIMITER;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof ByteBuf in)) {
+            ctx.fireChannelRead(msg);
+            return;
+        }
+        try {
+            read(ctx, in);
+        } finally {
+            in.release();
+        }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        if (delivered) {
+            delivered = false;
+            sink.bodyReadComplete();
+        }
+        if (mode == Mode.HEAD || mode == Mode.DISCARD) {
+            ctx.fireChannelReadComplete();
+        }
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        sink = null;
+    }
+
+    /** Consumes all of {@code in} (the caller releases it). */
+    private void read(ChannelHandlerContext ctx, ByteBuf in) {
+        while (in.isReadable()) {
+            switch (mode) {
+                case HEAD -> forwardHead(ctx, in);
+                case SIZE -> readSize(ctx, in);
+                case DATA -> readData(in);
+                case DELIMITER -> readDelimiter(ctx, in);
+                default -> in.skipBytes(in.readableBytes()); // DISCARD: after a framing error, until closed
+            }
+        }
+    }
+
+    /** HEAD: passes bytes on to the codec up to and including the next CR LF CR LF, or all of them. */
+    private void forwardHead(ChannelHandlerContext ctx, ByteBuf in) {
+        int start = in.readerIndex();
+        int end = in.writerIndex();
+        int i = start;
+        int m = matched;
+        while (i < end && m < 4) {
+            byte b = in.getByte(i++);
+            if (b == CR) {
+                m = m == 2 ? 3 : 1;
+            } else if (b == LF && (m == 1 || m == 3)) {
+                m++;
+            } else {
+                m = 0;
+            }
+        }
+        matched = m == 4 ? 0 : m;
+        in.readerIndex(i);
+        // the codec may decode a head now and the handler step down in this call: the bytes after i are then
+        // the body's, read by the loop in read()
+        ctx.fireChannelRead(in.retainedSlice(start, i - start));
+    }
+
+    /** SIZE: the size line, digit by digit; anything but the plain form is handed back. */
+    private void readSize(ChannelHandlerContext ctx, ByteBuf in) {
+        while (in.isReadable()) {
+            byte b = in.getByte(in.readerIndex());
+            boolean cr = lineLength > 0 && (line & 0xFF) == CR;
+            if (cr) {
+                if (b != LF) {
+                    handBack(ctx, in);
+                    return;
+                }
+                in.skipBytes(1);
+                lineLength = 0;
+                line = 0;
+                remaining = chunkSize;
+                mode = Mode.DATA;
+                return;
+            }
+            int digit = hexValue(b);
+            boolean plainDigit = digit >= 0 && lineLength < MAX_DIGITS && (lineLength > 0 || digit != 0);
+            if (!plainDigit && !(b == CR && lineLength > 0)) {
+                handBack(ctx, in);
+                return;
+            }
+            if (digit >= 0) {
+                chunkSize = chunkSize << 4 | digit;
+            }
+            line = line << 8 | (b & 0xFF);
+            lineLength++;
+            in.skipBytes(1);
+        }
+    }
+
+    /** DATA: the chunk's bytes to the sink as slices of the read's buffer. */
+    private void readData(ByteBuf in) {
+        int n = Math.min(remaining, in.readableBytes());
+        remaining -= n;
+        delivered = true;
+        sink.bodyData(in.readRetainedSlice(n));
+        if (remaining == 0) {
+            chunkSize = 0;
+            delimiterCr = false;
+            mode = Mode.DELIMITER;
+        }
+    }
+
+    /** DELIMITER: the CR LF after a chunk's data; anything else is the codec's own error. */
+    private void readDelimiter(ChannelHandlerContext ctx, ByteBuf in) {
+        byte b = in.readByte();
+        if (!delimiterCr && b == CR) {
+            delimiterCr = true;
+            return;
+        }
+        if (delimiterCr && b == LF) {
+            mode = Mode.SIZE;
+            return;
+        }
+        mode = Mode.DISCARD;
+        in.skipBytes(in.readableBytes());
+        LastHttpContent failed = new DefaultLastHttpContent();
+        failed.setDecoderResult(DecoderResult.failure(new InvalidChunkTerminationException()));
+        ctx.fireChannelRead(failed);
+    }
+
+    /**
+     * The size line now being read is not the plain form (the last chunk, an extension, an error): the codec,
+     * which waits at this very boundary, gets it from its first byte, and the rest of the read after it; then head
+     * mode again.
+     */
+    private void handBack(ChannelHandlerContext ctx, ByteBuf in) {
+        mode = Mode.HEAD;
+        matched = 0;
+        if (lineLength > 0) {
+            ByteBuf pending = ctx.alloc().buffer(lineLength);
+            for (int shift = (lineLength - 1) * 8; shift >= 0; shift -= 8) {
+                pending.writeByte((int) (line >>> shift));
+            }
+            lineLength = 0;
+            line = 0;
+            chunkSize = 0;
+            // through the same cut as any other bytes: a size line's digits hold no CR LF CR LF, but its CR starts one
+            forwardHead(ctx, pending);
+            pending.release();
+        }
+        chunkSize = 0;
+    }
+
+    private static int hexValue(byte b) {
+        if (b >= '0' && b <= '9') {
+            return b - '0';
+        }
+        if (b >= 'a' && b <= 'f') {
+            return b - 'a' + 10;
+        }
+        if (b >= 'A' && b <= 'F') {
+            return b - 'A' + 10;
+        }
+        return -1;
+    }
+}

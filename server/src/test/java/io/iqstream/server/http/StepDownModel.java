@@ -1,0 +1,270 @@
+package io.iqstream.server.http;
+
+import com.code_intelligence.jazzer.api.FuzzedDataProvider;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.LastHttpContent;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * The reference model of {@link ChunkedBodyReader}: the same bytes, cut into the same reads, through Netty's
+ * {@link HttpServerCodec} alone and through the step-down before it (stepping down on every chunked POST, as the
+ * server does on a publish), must give the same trace — each request head, its body's bytes, its end with its
+ * trailers, each decoder failure (its exception class and message), and what a close says — and release every
+ * buffer. Used by {@code ChunkedBodyReaderTest} (seeded streams) and {@code ChunkedBodyReaderFuzzTest} (Jazzer).
+ */
+final class StepDownModel {
+    /** The bytes random streams are made of: hex digits, line ends, what extensions and trailers hold. */
+    private static final String ODD = "0123456789abcdefABCDEF\r\n;= \t\"xyz:0";
+
+    private StepDownModel() {}
+
+    /** The trace of {@code stream} cut at {@code cuts} (ascending offsets), with or without the step-down. */
+    static List<String> trace(byte[] stream, int[] cuts, boolean stepDown) {
+        Recorder recorder = new Recorder();
+        ChunkedBodyReader reader = stepDown ? new ChunkedBodyReader() : null;
+        recorder.reader = reader;
+        EmbeddedChannel ch = stepDown
+                ? new EmbeddedChannel(reader, codec(), recorder)
+                : new EmbeddedChannel(codec(), recorder);
+        List<ByteBuf> inputs = new ArrayList<>();
+        int from = 0;
+        for (int i = 0; i <= cuts.length; i++) {
+            int to = i < cuts.length ? cuts[i] : stream.length;
+            if (to > from) {
+                ByteBuf read = Unpooled.directBuffer(to - from).writeBytes(stream, from, to - from);
+                inputs.add(read);
+                ch.writeInbound(read.retain());
+                from = to;
+            }
+        }
+        ch.finish();
+        recorder.flushData();
+        recorder.trace.add("CLOSED");
+        for (ByteBuf read : inputs) {
+            if (read.refCnt() != 1) {
+                recorder.trace.add("LEAK refCnt " + read.refCnt());
+            }
+            read.release();
+        }
+        return recorder.trace;
+    }
+
+    /** The server's codec, with its limits (IqStreamInitializer). */
+    private static HttpServerCodec codec() {
+        return new HttpServerCodec(IqStreamInitializer.MAX_INITIAL_LINE_BYTES, IqStreamInitializer.MAX_HEADER_BYTES,
+                64 * 1024);
+    }
+
+    /** Asserts both traces agree for {@code stream} cut at {@code cuts}. */
+    static void check(byte[] stream, int[] cuts) {
+        List<String> codecAlone = trace(stream, cuts, false);
+        List<String> steppedDown = trace(stream, cuts, true);
+        if (!codecAlone.equals(steppedDown)) {
+            throw new AssertionError("the step-down changed what the body decodes to\nstream: "
+                    + HexFormat.of().formatHex(stream) + "\ncuts: " + java.util.Arrays.toString(cuts)
+                    + "\ncodec alone: " + codecAlone + "\nstepped down: " + steppedDown);
+        }
+    }
+
+    /** A stream of requests the fuzzer shapes (heads, chunked bodies in any form, damage), and its cuts. */
+    static void check(FuzzedDataProvider data) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int requests = data.consumeInt(1, 4);
+        for (int r = 0; r < requests && data.remainingBytes() > 0; r++) {
+            request(out, data.consumeInt(0, 9), data.consumeBoolean(), () -> data.consumeInt(0, 300),
+                    () -> data.consumeBytes(data.consumeInt(0, 40)), () -> data.consumeInt(0, 15));
+        }
+        byte[] stream = out.toByteArray();
+        if (stream.length > 0 && data.consumeBoolean()) {
+            byte[] damage = data.consumeBytes(data.consumeInt(1, 4));
+            int at = data.consumeInt(0, stream.length - 1);
+            System.arraycopy(damage, 0, stream, at, Math.min(damage.length, stream.length - at));
+        }
+        int[] cuts = cuts(stream.length, () -> data.consumeInt(0, Math.max(0, stream.length)),
+                data.consumeInt(0, 12));
+        check(stream, cuts);
+    }
+
+    /** A stream from {@code random}: the same shapes as the fuzzer's. */
+    static void check(Random random) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int requests = 1 + random.nextInt(4);
+        for (int r = 0; r < requests; r++) {
+            request(out, random.nextInt(10), random.nextBoolean(), () -> random.nextInt(random.nextBoolean() ? 20 : 300),
+                    () -> {
+                        byte[] b = new byte[random.nextInt(40)];
+                        for (int i = 0; i < b.length; i++) {
+                            b[i] = (byte) ODD.charAt(random.nextInt(ODD.length()));
+                        }
+                        return b;
+                    }, () -> random.nextInt(16));
+        }
+        byte[] stream = out.toByteArray();
+        if (stream.length > 0 && random.nextInt(3) == 0) {
+            int at = random.nextInt(stream.length);
+            stream[at] = (byte) ODD.charAt(random.nextInt(ODD.length()));
+        }
+        check(stream, cuts(stream.length, () -> random.nextInt(stream.length + 1), random.nextInt(12)));
+    }
+
+    private interface IntSource {
+        int next();
+    }
+
+    private interface BytesSource {
+        byte[] next();
+    }
+
+    /**
+     * One request: {@code kind} 0-5 a chunked POST with body chunks in plain form (sizes from {@code size}, some in
+     * upper-case hex, with leading zeros, with extensions or odd bytes per {@code shape}); 6 with trailers; 7 a GET;
+     * 8 a POST with Content-Length; 9 raw bytes.
+     */
+    private static void request(ByteArrayOutputStream out, int kind, boolean keepAlive, IntSource size,
+            BytesSource raw, IntSource shape) {
+        String connection = keepAlive ? "" : "Connection: close\r\n";
+        if (kind == 7) {
+            write(out, "GET /v1/runs/r/events HTTP/1.1\r\nHost: x\r\n" + connection + "\r\n");
+            return;
+        }
+        if (kind == 8) {
+            byte[] body = raw.next();
+            write(out, "POST /v1/runs/r/events HTTP/1.1\r\nHost: x\r\nContent-Length: " + body.length + "\r\n"
+                    + connection + "\r\n");
+            out.writeBytes(body);
+            return;
+        }
+        if (kind == 9) {
+            out.writeBytes(raw.next());
+            return;
+        }
+        write(out, "POST /v1/runs/r/events HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n" + connection
+                + "\r\n");
+        int chunks = shape.next() % 6;
+        for (int c = 0; c < chunks; c++) {
+            int n = size.next();
+            int form = shape.next();
+            String hex = Integer.toHexString(n);
+            String line = switch (form) {
+                case 0 -> hex.toUpperCase(java.util.Locale.ROOT);
+                case 1 -> "0" + hex;
+                case 2 -> hex + ";ext=1";
+                case 3 -> hex + " ;e";
+                case 4 -> new String(raw.next(), StandardCharsets.ISO_8859_1);
+                default -> hex;
+            };
+            write(out, line + (form == 5 ? "\n" : "\r\n"));
+            byte[] d = new byte[n];
+            byte[] fill = raw.next();
+            for (int i = 0; i < n; i++) {
+                d[i] = fill.length == 0 ? (byte) ('a' + i % 26) : fill[i % fill.length];
+            }
+            out.writeBytes(d);
+            write(out, form == 6 ? "\n" : form == 7 ? "X\r\n" : "\r\n");
+        }
+        write(out, kind == 6 ? "0\r\nX-Trailer: t\r\nY: " + new String(raw.next(), StandardCharsets.ISO_8859_1)
+                + "\r\n\r\n" : shape.next() == 0 ? "0;last\r\n\r\n" : "0\r\n\r\n");
+    }
+
+    private static int[] cuts(int length, IntSource at, int count) {
+        int[] cuts = new int[count];
+        for (int i = 0; i < count; i++) {
+            cuts[i] = Math.min(length, at.next());
+        }
+        java.util.Arrays.sort(cuts);
+        return cuts;
+    }
+
+    private static void write(ByteArrayOutputStream out, String s) {
+        out.writeBytes(s.getBytes(StandardCharsets.ISO_8859_1));
+    }
+
+    /** Records what reaches the handlers; steps down on a chunked POST when it has a reader. */
+    private static final class Recorder extends ChannelInboundHandlerAdapter implements ChunkedBodyReader.Sink {
+        final List<String> trace = new ArrayList<>();
+        final ByteArrayOutputStream body = new ByteArrayOutputStream();
+        ChunkedBodyReader reader;
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            try {
+                if (msg instanceof HttpRequest request) {
+                    flushData();
+                    trace.add(request.decoderResult().isFailure() ? "BAD HEAD " + failure(request.decoderResult()
+                            .cause()) : "REQUEST " + request.method() + " " + request.uri());
+                    if (reader != null && request.decoderResult().isSuccess()
+                            && request.method().equals(HttpMethod.POST)
+                            && HttpUtil.isTransferEncodingChunked(request)) {
+                        reader.stepDown(this);
+                    }
+                }
+                if (msg instanceof HttpContent content) {
+                    if (content.decoderResult().isFailure()) {
+                        flushData();
+                        trace.add("BAD BODY " + failure(content.decoderResult().cause()));
+                        return;
+                    }
+                    if (reader != null && reader.isSteppedDown()) {
+                        trace.add("VIOLATION: the codec decoded content of a stepped-down body");
+                    }
+                    body.writeBytes(bytes(content.content()));
+                    if (content instanceof LastHttpContent last) {
+                        flushData();
+                        StringBuilder t = new StringBuilder("END");
+                        for (Map.Entry<String, String> h : last.trailingHeaders()) {
+                            t.append(' ').append(h.getKey()).append('=').append(h.getValue());
+                        }
+                        trace.add(t.toString());
+                    }
+                }
+            } finally {
+                io.netty.util.ReferenceCountUtil.release(msg);
+            }
+        }
+
+        @Override
+        public void bodyData(ByteBuf data) {
+            try {
+                body.writeBytes(bytes(data));
+            } finally {
+                data.release();
+            }
+        }
+
+        @Override
+        public void bodyReadComplete() {
+        }
+
+        void flushData() {
+            if (body.size() > 0) {
+                trace.add("DATA " + HexFormat.of().formatHex(body.toByteArray()));
+                body.reset();
+            }
+        }
+
+        private static String failure(Throwable cause) {
+            return cause == null ? "null" : cause.getClass().getSimpleName() + ": " + cause.getMessage();
+        }
+
+        private static byte[] bytes(ByteBuf b) {
+            byte[] a = new byte[b.readableBytes()];
+            b.getBytes(b.readerIndex(), a);
+            return a;
+        }
+    }
+}
