@@ -184,6 +184,55 @@ class HostileProtocolTest {
         }
     }
 
+    /**
+     * Issue 28: after the step-down (a publish body's data chunks read below the codec), data not ended by CRLF is
+     * the codec's own error, 400 and closed, with the events before it kept; a chunk extension, upper-case hex and
+     * trailers are handed to the codec and taken whole (200, every event appended).
+     */
+    @Test
+    void aChunkNotEndedByCrlfAfterTheStepDownIsAnswered400AndClosed() throws Exception {
+        try (AttackWindow w = AttackWindow.open(server)) {
+            String run = nextRun();
+            try (Socket s = RawHttp.connect(port())) {
+                RawHttp.write(s, RawHttp.publishHead(run, "application/x-ndjson", token));
+                RawHttp.write(s, RawHttp.chunk("{\"type\":\"RUN_STARTED\"}\n"));
+                String event = "{\"type\":\"STEP_STARTED\"}\n";
+                RawHttp.write(s, Integer.toHexString(event.length()) + "\r\n" + event + "XY");
+                RawHttp.Response r = RawHttp.read(s, 5_000);
+                assertEquals(400, r.status(), r.toString());
+                assertEquals("bad_request", r.error(), r.toString());
+                assertTrue(r.text().contains("CR LF"), "the codec's own message: " + r);
+                assertTrue(RawHttp.awaitClosed(s, 5_000), "closed");
+            }
+            RawHttp.Response status = RawHttp.get(port(), "/v1/runs/" + run, "Authorization: Bearer " + token);
+            assertTrue(status.text().contains("\"lastEventId\":2"), "both whole events kept: " + status);
+            w.assertSurvived();
+        }
+    }
+
+    @Test
+    void extensionsUpperCaseHexAndTrailersAreTakenWhole() throws Exception {
+        try (AttackWindow w = AttackWindow.open(server)) {
+            String run = nextRun();
+            String a = "{\"type\":\"RUN_STARTED\"}\n";
+            String b = "{\"type\":\"TEXT_MESSAGE_START\",\"messageId\":\"m\",\"role\":\"assistant\"}\n";
+            String c = "{\"type\":\"RUN_FINISHED\"}\n";
+            try (Socket s = RawHttp.connect(port())) {
+                RawHttp.write(s, RawHttp.publishHead(run, "application/x-ndjson", token));
+                RawHttp.write(s, Integer.toHexString(a.length()).toUpperCase(java.util.Locale.ROOT) + "\r\n" + a
+                        + "\r\n");
+                RawHttp.write(s, Integer.toHexString(b.length()) + ";note=\"x\"\r\n" + b + "\r\n");
+                RawHttp.write(s, "0" + Integer.toHexString(c.length()) + "\r\n" + c + "\r\n");
+                RawHttp.write(s, "0\r\nX-Checksum: 1\r\n\r\n");
+                RawHttp.Response r = RawHttp.read(s, 5_000);
+                assertEquals(200, r.status(), r.toString());
+                assertTrue(r.text().contains("\"lastEventId\":3") && r.text().contains("\"ended\":true"),
+                        r.toString());
+            }
+            w.assertSurvived();
+        }
+    }
+
     // item 8
 
     @Test
