@@ -1,15 +1,15 @@
 package io.iqstream.server;
 
-import java.util.concurrent.atomic.AtomicInteger;
 import io.iqstream.server.admission.MemoryBudget;
 import io.iqstream.server.auth.Authorizer;
 import io.iqstream.server.cluster.Cluster;
 import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.demo.DemoSite;
-import io.iqstream.server.http.CorsPolicy;
-import io.iqstream.server.http.HttpReplies;
 import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.wire.CorsPolicy;
+import io.iqstream.server.wire.HttpReplies;
 import io.iqstream.server.worker.Workers;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The shared, thread-safe pieces every connection needs: configuration, workers, authorization, metrics, the

@@ -1,11 +1,11 @@
 package io.iqstream.server.cluster;
 
 import io.iqstream.server.config.ServerConfig;
-import io.iqstream.server.http.HttpReplies;
 import io.iqstream.server.metrics.ClusterMetrics;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.run.RunRegistry;
 import io.iqstream.server.run.ThreadRun;
+import io.iqstream.server.wire.HttpReplies;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;

@@ -1,7 +1,7 @@
 package io.iqstream.server.cluster;
 
-import io.iqstream.server.http.HttpReplies;
 import io.iqstream.server.metrics.ClusterMetrics;
+import io.iqstream.server.wire.HttpReplies;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;

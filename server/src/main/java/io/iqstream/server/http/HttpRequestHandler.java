@@ -1,20 +1,22 @@
 package io.iqstream.server.http;
 
-import io.iqstream.server.log.Redaction;
 import io.iqstream.server.ServerContext;
 import io.iqstream.server.auth.AuthDecision;
 import io.iqstream.server.auth.Right;
 import io.iqstream.server.auth.TokenExtractor;
 import io.iqstream.server.cluster.Cluster;
-import io.iqstream.server.cluster.PeerProofHandler;
 import io.iqstream.server.cluster.PeerAuth;
+import io.iqstream.server.cluster.PeerProofHandler;
 import io.iqstream.server.cluster.Relay;
 import io.iqstream.server.ingest.PublishSession;
+import io.iqstream.server.log.Redaction;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.metrics.Refusal;
 import io.iqstream.server.run.RunIds;
 import io.iqstream.server.run.RunRegistry;
 import io.iqstream.server.sse.SubscriberStream;
+import io.iqstream.server.wire.HttpReplies;
+import io.iqstream.server.wire.LastEventId;
 import io.iqstream.server.worker.ChannelHandoff;
 import io.iqstream.server.worker.Worker;
 import io.netty.buffer.ByteBuf;
@@ -266,7 +268,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
         }
         long lastEventId = 0;
         if (right == Right.SUBSCRIBE) {
-            lastEventId = LastEventId.of(request, target);
+            lastEventId = LastEventId.of(request, target.parameter(LastEventId.QUERY_PARAMETER));
             if (lastEventId == LastEventId.MALFORMED) {
                 refuse(ctx, request, Refusal.BAD_REQUEST, "bad_last_event_id", HttpResponseStatus.BAD_REQUEST,
                         "Last-Event-ID / lastEventId must be an integer event id from 0 to " + LastEventId.MAX,

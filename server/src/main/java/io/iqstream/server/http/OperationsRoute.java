@@ -1,6 +1,7 @@
 package io.iqstream.server.http;
 
 import io.iqstream.server.ServerContext;
+import io.iqstream.server.wire.HttpReplies;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;

@@ -1,6 +1,7 @@
 package io.iqstream.server.http;
 
 import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.wire.HttpReplies;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandler;

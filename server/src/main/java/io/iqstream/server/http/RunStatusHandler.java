@@ -5,6 +5,8 @@ import io.iqstream.server.ingest.PublishSession;
 import io.iqstream.server.metrics.Refusal;
 import io.iqstream.server.run.Run;
 import io.iqstream.server.run.RunRegistry;
+import io.iqstream.server.wire.HttpReplies;
+import io.iqstream.server.wire.Json;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;

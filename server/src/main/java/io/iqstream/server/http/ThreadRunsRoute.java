@@ -8,6 +8,8 @@ import io.iqstream.server.cluster.Cluster;
 import io.iqstream.server.metrics.Refusal;
 import io.iqstream.server.run.ThreadIndex;
 import io.iqstream.server.run.ThreadRun;
+import io.iqstream.server.wire.HttpReplies;
+import io.iqstream.server.wire.Json;
 import io.iqstream.server.worker.Worker;
 import io.iqstream.server.worker.Workers;
 import io.netty.channel.ChannelHandlerContext;

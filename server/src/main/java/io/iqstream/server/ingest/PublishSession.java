@@ -1,11 +1,7 @@
 package io.iqstream.server.ingest;
 
-import io.netty.channel.Channel;
 import io.iqstream.server.ServerContext;
 import io.iqstream.server.config.Quantities;
-import io.iqstream.server.http.HttpReplies;
-import io.iqstream.server.http.Json;
-import io.iqstream.server.http.LastEventId;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.metrics.Refusal;
 import io.iqstream.server.run.AppendOutcome;
@@ -13,7 +9,11 @@ import io.iqstream.server.run.Run;
 import io.iqstream.server.run.RunProtocol;
 import io.iqstream.server.run.RunRegistry;
 import io.iqstream.server.run.ThreadIndex;
+import io.iqstream.server.wire.HttpReplies;
+import io.iqstream.server.wire.Json;
+import io.iqstream.server.wire.LastEventId;
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;

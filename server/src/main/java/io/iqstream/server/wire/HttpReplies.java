@@ -1,4 +1,4 @@
-package io.iqstream.server.http;
+package io.iqstream.server.wire;
 
 import io.iqstream.server.metrics.Refusal;
 import io.netty.buffer.ByteBuf;

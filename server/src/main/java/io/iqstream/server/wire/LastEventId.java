@@ -1,25 +1,31 @@
-package io.iqstream.server.http;
+package io.iqstream.server.wire;
 
 import io.netty.handler.codec.http.HttpRequest;
 
 /**
- * The resume point a subscriber asks for: the {@code Last-Event-ID} header, else the {@code lastEventId} query
+ * The resume point a subscriber asks for (in package {@code wire}, below {@code http}: the publish path checks a
+ * publisher's {@code Last-Event-ID} with it too): the {@code Last-Event-ID} header, else the {@code lastEventId} query
  * parameter, else none (0). A valid id is a non-negative decimal integer no larger than {@link #MAX}; anything
  * else is refused 400 {@code bad_last_event_id}. Computed in {@code long} so no text overflows. Stateless.
  */
 public final class LastEventId {
     /** Largest id a run can hold (ids are 1-based {@code int}s in the log). */
     public static final long MAX = Integer.MAX_VALUE;
+    /** The query parameter a browser's EventSource can carry it in (it cannot set the header on a first connect). */
+    public static final String QUERY_PARAMETER = "lastEventId";
     /** {@link #parse} result for text that is not a valid id. */
     public static final long MALFORMED = -1;
 
     private LastEventId() {}
 
-    /** The request's resume point; 0 when none is given; {@link #MALFORMED} when it is not a valid id. */
-    public static long of(HttpRequest request, RequestTarget target) {
+    /**
+     * The request's resume point, {@code queryValue} being its {@link #QUERY_PARAMETER} (or null); 0 when none is
+     * given; {@link #MALFORMED} when it is not a valid id.
+     */
+    public static long of(HttpRequest request, String queryValue) {
         String text = request.headers().get("Last-Event-ID");
         if (text == null || text.isBlank()) {
-            text = target.parameter("lastEventId");
+            text = queryValue;
         }
         return parse(text);
     }

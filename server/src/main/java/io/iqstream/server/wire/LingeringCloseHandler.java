@@ -1,4 +1,4 @@
-package io.iqstream.server.http;
+package io.iqstream.server.wire;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;

@@ -1,4 +1,4 @@
-package io.iqstream.server.http;
+package io.iqstream.server.wire;
 
 /** Writes JSON string literals for the server's own small replies. Stateless. */
 public final class Json {
