@@ -119,8 +119,8 @@ public record MemoryPlan(long limitBytes, String source, long heapBytes, long di
      * that have it as a product option (22 and later; 21 knows it only as experimental, older ones not at all: for
      * them nothing). Without it the memory the JIT's compiler threads take while they compile the connection and
      * run code (13.4 MiB at once under the bench's load at K = 300, freed after) stays in the process's resident
-     * memory: measured with it, 12 MiB less at rest and 4.7 MiB less growth under that load, the CPU per event no
-     * worse (docs/BENCHMARK.md, "What the memory column holds").
+     * memory: measured with it, 7-12 MiB less at rest after the start-up warm-up, the CPU per event no worse (the
+     * peak while the compiler is busy stays; docs/BENCHMARK.md, "What the memory column holds").
      */
     public static String trimFlag(int javaFeatureVersion) {
         return javaFeatureVersion >= 22 ? "-XX:TrimNativeHeapInterval=2000" : "";
