@@ -386,6 +386,7 @@ public final class BenchRunner {
       long w1 = System.nanoTime();
       // loaded: the live heap with K runs in flight, read once the window's CPU time is taken (its full
       // collection falls in the drain, whose events count for delivery but not for latency or CPU)
+      String counters = server.memoryCounters();
       long heapLoaded = heapRest < 0 ? -1 : server.heapUsedKib();
       LoadStats s = gen.await();
       if (!server.isAlive()) {
@@ -440,8 +441,8 @@ public final class BenchRunner {
               + " them), preempted %.0f/s, its CPU by thread %s", row.loadgenStimeShare(),
           row.loadgenCpusBusyUtil(), row.loadgenCpusSoftirqUtil(), (genPreempt1 - genPreempt0) / windowS,
           row.loadgenCpuByThread());
-      log("  memory: %s KiB/run (RSS %d -> %d KiB, live heap %d -> %d KiB)", row.memKibPerRun(),
-          rssRest, rssMax, heapRest, heapLoaded);
+      log("  memory: %s KiB/run (RSS %d -> %d KiB, live heap %d -> %d KiB)%s", row.memKibPerRun(),
+          rssRest, rssMax, heapRest, heapLoaded, counters == null ? "" : "; the server's own count: " + counters);
       if (s.publishErrors + s.subscribeErrors + s.connectFailures > 0) {
         log("  errors: publish %d, subscribe %d, connect %d, unexpected disconnects %d",
             s.publishErrors, s.subscribeErrors, s.connectFailures, s.unexpectedDisconnects);

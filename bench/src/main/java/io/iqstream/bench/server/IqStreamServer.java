@@ -3,12 +3,18 @@ package io.iqstream.bench.server;
 import io.iqstream.bench.driver.IqStreamDriver;
 import io.iqstream.bench.load.Driver;
 import io.iqstream.bench.load.LoadGenerator;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -26,6 +32,7 @@ public final class IqStreamServer extends ProcessServer {
   private int workers;
   private String transportInUse;
   private JvmHeap heap;
+  private int port;
 
   /** IQ-Stream in {@code setup}, started with {@code jvmFlags} (the setup's, built by the runner). */
   public IqStreamServer(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
@@ -87,7 +94,8 @@ public final class IqStreamServer extends ProcessServer {
       throw new IllegalStateException("no port in: " + line);
     }
     transportInUse = m.group(2);
-    return new IqStreamDriver("127.0.0.1", Integer.parseInt(m.group(1)), jwtSecret);
+    port = Integer.parseInt(m.group(1));
+    return new IqStreamDriver("127.0.0.1", port, jwtSecret);
   }
 
   /** Live heap after a full collection, from the JVM's own counters (JMX, attached once per start). */
@@ -105,6 +113,36 @@ public final class IqStreamServer extends ProcessServer {
       System.err.println("[bench] live heap of " + name() + " not read: " + e);
       return -1;
     }
+  }
+
+  /**
+   * From the server's {@code /metrics}: the runs it holds (in flight, or ended and kept for {@code --retention}:
+   * every run counts in the memory column, which divides by K), the budget's charge for their logs, and the buffer
+   * pool's chunks and pages in use.
+   */
+  @Override
+  public String memoryCounters() {
+    if (process == null || port == 0) {
+      return null;
+    }
+    try (HttpClient client = HttpClient.newHttpClient()) {
+      String m = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+          .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+      return String.format(Locale.ROOT, "runs held %d (publishers %d, subscribers %d), log budget charge %.1f MiB,"
+              + " pool %.1f MiB in chunks, %.1f MiB of pages in use", gauge(m, "iqstream_runs_active"),
+          gauge(m, "iqstream_publishers_active"), gauge(m, "iqstream_subscribers_active"),
+          gauge(m, "iqstream_memory_used_bytes") / 1048576.0,
+          gauge(m, "iqstream_direct_memory_used_bytes") / 1048576.0,
+          gauge(m, "iqstream_direct_memory_active_bytes") / 1048576.0);
+    } catch (Exception e) {
+      return "server counters not read: " + e;
+    }
+  }
+
+  /** A gauge of the metrics text, -1 when absent (an older server). */
+  static long gauge(String metrics, String name) {
+    Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + " (\\d+)").matcher(metrics);
+    return m.find() ? Long.parseLong(m.group(1)) : -1;
   }
 
   @Override

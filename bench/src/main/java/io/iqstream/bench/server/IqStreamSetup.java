@@ -112,6 +112,11 @@ public record IqStreamSetup(String transport, String gc, List<String> extraJvmOp
       // allocates a ByteBuffer view for every copy between direct buffers
       flags.add("--sun-misc-unsafe-memory-access=allow");
     }
+    if (Runtime.version().feature() >= 22) {
+      // as the launcher (MemoryPlan.trimFlag): freed native memory (the JIT compiler's arenas) handed back to the
+      // system every 2 s, so it does not stay in the resident memory the memory column counts
+      flags.add("-XX:TrimNativeHeapInterval=2000");
+    }
     String s = sizing == null || sizing.isBlank() ? DEFAULT_SIZING : sizing;
     for (String f : s.trim().split("\\s+")) {
       if (gc == null || !isCollectorFlag(f)) {

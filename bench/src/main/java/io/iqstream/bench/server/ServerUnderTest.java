@@ -32,6 +32,14 @@ public interface ServerUnderTest extends AutoCloseable {
     return -1;
   }
 
+  /**
+   * The server's own account of what it holds, in words for the log (IQ-Stream: runs held, in flight or kept for
+   * retention, the budget's charge, the buffer pool), read at the loaded moment; null for servers that keep none.
+   */
+  default String memoryCounters() {
+    return null;
+  }
+
   /** The tail of the server's output (kept beside the results). */
   String output();
 

@@ -47,6 +47,9 @@ class IqStreamSetupTest {
     assertEquals(Runtime.version().feature() >= 24,
         IqStreamSetup.DEFAULT.jvmFlags(null).contains("--sun-misc-unsafe-memory-access=allow"),
         "Unsafe allowed where the JDK would otherwise keep Netty off it, as the launcher does");
+    assertEquals(Runtime.version().feature() >= 22,
+        IqStreamSetup.DEFAULT.jvmFlags(null).contains("-XX:TrimNativeHeapInterval=2000"),
+        "freed native memory trimmed where the JDK has the option, as the launcher does (MemoryPlan.trimFlag)");
   }
 
   @Test

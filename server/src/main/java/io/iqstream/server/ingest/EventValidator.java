@@ -2,14 +2,20 @@ package io.iqstream.server.ingest;
 
 import io.iqstream.server.run.RunProtocol;
 import io.netty.buffer.ByteBuf;
+import io.netty.util.concurrent.FastThreadLocal;
 import java.util.Arrays;
 
 /**
  * Checks that an event is well-formed UTF-8 and one well-formed JSON object with exactly one string {@code type}
  * (a duplicate is refused: parsers disagree on which one wins), and tells apart the events that end a run in its
  * protocol ({@link RunProtocol}: terminal and closing types, the {@code [DONE]} end marker). One instance per
- * publishing connection (it keeps a scratch array for direct buffers); not thread-safe. A check allocates nothing
- * unless it fails (then the reason, {@link #lastError()}, is a new string).
+ * publishing connection; not thread-safe. An event in a direct buffer is copied into its thread's scratch array
+ * (one per thread, shared by every validator on it, kept up to {@value #KEPT_SCRATCH_BYTES}; a larger event gets
+ * an array of its own for that check), so an idle publisher holds no copy of its largest event: before, each kept
+ * a scratch array grown to it for the connection's life (8 KiB of heap per publisher after a WORKLOAD.md run's
+ * tool result, up to {@code --max-event-bytes}; {@code RunInFlightFootprintTest}). A check allocates nothing
+ * unless it fails (then the reason, {@link #lastError()}, is a new string) or its event is larger than the kept
+ * scratch.
  *
  * <p>Implementation notes. The check is a single pass over the bytes: {@link Utf8#firstInvalid} first, then a
  * strict RFC 8259 syntax scan that builds nothing ({@link JsonScanner}). It takes exactly what Jackson's streaming
@@ -30,7 +36,15 @@ public final class EventValidator {
     private final byte[][] closingTypes;
     private final byte[] endMarker;
 
-    private byte[] scratch = new byte[1024];
+    /** The largest scratch array a thread keeps between checks. */
+    static final int KEPT_SCRATCH_BYTES = 64 * 1024;
+    private static final FastThreadLocal<byte[][]> SCRATCH = new FastThreadLocal<>() {
+        @Override
+        protected byte[][] initialValue() {
+            return new byte[][] {new byte[1024]};
+        }
+    };
+
     private String lastError = "";
     private final JsonScanner scan = new JsonScanner();
 
@@ -59,9 +73,7 @@ public final class EventValidator {
             bytes = json.array();
             offset = json.arrayOffset() + json.readerIndex();
         } else {
-            if (scratch.length < length) {
-                scratch = new byte[Math.max(length, scratch.length * 2)];
-            }
+            byte[] scratch = scratch(length);
             json.getBytes(json.readerIndex(), scratch, 0, length);
             bytes = scratch;
             offset = 0;
@@ -81,6 +93,20 @@ public final class EventValidator {
         } finally {
             scan.clear();
         }
+    }
+
+    /** This thread's scratch array, grown to {@code length} (up to the kept size; past it, a one-off array). */
+    private static byte[] scratch(int length) {
+        byte[][] holder = SCRATCH.get();
+        byte[] kept = holder[0];
+        if (kept.length >= length) {
+            return kept;
+        }
+        if (length > KEPT_SCRATCH_BYTES) {
+            return new byte[length];
+        }
+        holder[0] = new byte[Math.min(KEPT_SCRATCH_BYTES, Math.max(length, kept.length * 2))];
+        return holder[0];
     }
 
     /** The event's members in order, with the verdicts Jackson's token walk gives at the same points. */

@@ -28,7 +28,8 @@ class MemoryPlanMainTest {
     void aGoodBudgetPrintsFlagsAndAPlanThatNamesTheBudget() throws Exception {
         Result r = run("64m", null);
         assertEquals(0, r.exit, r.err);
-        assertTrue(r.out.trim().matches("-XX:\\+UseG1GC " + unsafe() + "-Xmx\\d+m -XX:MaxDirectMemorySize=\\d+m"),
+        assertTrue(r.out.trim().matches("-XX:\\+UseG1GC " + unsafe() + trim()
+                + "-Xmx\\d+m -XX:MaxDirectMemorySize=\\d+m"),
                 r.out);
         assertTrue(r.err.contains("event-log budget 64m (--memory-budget)"), r.err);
         assertFalse(r.err.matches("(?s).*limit \\S+ \\(--memory-budget\\).*"),
@@ -40,7 +41,7 @@ class MemoryPlanMainTest {
         // the JVM refuses two collectors ("Multiple garbage collectors selected"): the operator's choice wins
         Result r = run("64m", "-Xlog:gc -XX:+UseZGC");
         assertEquals(0, r.exit, r.err);
-        assertTrue(r.out.trim().matches(unsafe() + "-Xmx\\d+m -XX:MaxDirectMemorySize=\\d+m"), r.out);
+        assertTrue(r.out.trim().matches(unsafe() + trim() + "-Xmx\\d+m -XX:MaxDirectMemorySize=\\d+m"), r.out);
         assertEquals("-XX:+UseG1GC", MemoryPlan.collectorFlag("-Xms1g -XX:+AlwaysPreTouch"));
         assertEquals("", MemoryPlan.collectorFlag("-XX:+UseShenandoahGC -Xms1g"));
         assertEquals("-XX:+UseG1GC", MemoryPlan.collectorFlag("-XX:+UseGCOverheadLimit"), "not a collector");
@@ -55,6 +56,18 @@ class MemoryPlanMainTest {
     }
 
     /** What the plan prints between the collector and the sizing on the JDK running the tests (its own flag + space). */
+    @Test
+    void freedNativeMemoryIsTrimmedWhereTheJdkHasTheProductOption() {
+        assertEquals("", MemoryPlan.trimFlag(21), "JDK 21 has it only as an experimental option: it would refuse it");
+        assertEquals("-XX:TrimNativeHeapInterval=2000", MemoryPlan.trimFlag(22));
+        assertEquals("-XX:TrimNativeHeapInterval=2000", MemoryPlan.trimFlag(25));
+    }
+
+    private static String trim() {
+        String f = MemoryPlan.trimFlag(Runtime.version().feature());
+        return f.isEmpty() ? "" : f + " ";
+    }
+
     private static String unsafe() {
         String f = MemoryPlan.unsafeFlag(Runtime.version().feature());
         return f.isEmpty() ? "" : f + " ";
