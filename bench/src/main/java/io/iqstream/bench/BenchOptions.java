@@ -62,7 +62,7 @@ public record BenchOptions(
                               window 10s)
         --peers-smoke         the peers built from the Go module proxy (mercure, mercure-history,
                               centrifugo) for a few seconds each: 2 runs of 2 s, one browser in two
-                              dropping and resuming, warm-up 2-4s, window 4s, drain 5s (CI runs it:
+                              dropping and resuming, warm-up 2s, window 3s, drain 5s (CI runs it:
                               the peers suite of scripts/test-all.sh); other options given still
                               apply
         --servers LIST        comma list of: iqstream, nchan, haproxy (the TCP floor), soketi,
@@ -242,8 +242,8 @@ public record BenchOptions(
       levels = List.of(2);
       runLength = 2_000;
       warmup = 2_000;
-      warmupMaxSet = warmupMaxSet != null ? warmupMaxSet : Long.valueOf(4_000);
-      window = 4_000;
+      warmupMaxSet = warmupMaxSet != null ? warmupMaxSet : Long.valueOf(2_000);
+      window = 3_000;
       // Mercure local's lost events never come, so its drain always runs to the end: 2.5 run lengths
       drain = 5_000;
       dropEvery = 2;
