@@ -4,6 +4,8 @@
 #   fuzz    every Jazzer @FuzzTest of the server in fuzzing mode, a short fixed time each (scripts/fuzz.sh, docs/FUZZING.md)
 #   self    this script's own rules (scripts/test-all-selftest.sh, on a fake tree: a few seconds)
 #   agui    the bench's AG-UI events against @ag-ui/core's schemas (bench/agui-check/run-check.sh)
+#   peers   the bench's Go peers: Mercure and Centrifugo built (cached after the first build on a machine), their
+#           drivers' tests and the bench smoke against the real servers (bench/peers/run-tests.sh)
 #   js      clients/js (node --test)
 #   copilotkit  clients/copilotkit: the CopilotKit AgentRunner with CopilotKit's own runtime (node --test)
 #   tanstack  clients/tanstack-ai: TanStack AI's delivery durability with TanStack's own server helpers and client (node --test)
@@ -30,11 +32,12 @@ cd "$ROOT"
 # ---- the suites: name and script, in the order they run (maven is special: it builds the jar).
 # To add a suite: its name in ALL_SUITES and its executable script (no arguments) in SUITE_SCRIPT;
 # scripts/test-all-selftest.sh then checks it is run, and fails CI when its script is missing.
-ALL_SUITES=(maven fuzz self agui js copilotkit tanstack aisdk python e2e lb cluster dist k8s image)
+ALL_SUITES=(maven fuzz self agui peers js copilotkit tanstack aisdk python e2e lb cluster dist k8s image)
 declare -A SUITE_SCRIPT=(
   [fuzz]=scripts/fuzz.sh
   [self]=scripts/test-all-selftest.sh
   [agui]=bench/agui-check/run-check.sh
+  [peers]=bench/peers/run-tests.sh
   [js]=clients/js/run-tests.sh
   [copilotkit]=clients/copilotkit/run-tests.sh
   [tanstack]=clients/tanstack-ai/run-tests.sh

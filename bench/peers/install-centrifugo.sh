@@ -6,15 +6,10 @@
 # checksum of every module in the build, and the go command refuses a download that does not match it
 # (-mod=readonly: nothing is re-resolved). Built as the release is (CGO_ENABLED=0, -trimpath, the version
 # stamped), without the release's usage-stats endpoint, so this build never reports anywhere.
-# The build is gentle on a shared machine (one compile at a time); the first one takes a few minutes.
+# The first build takes minutes (go-peer.sh: the figures and the cache that makes the next one a copy).
 set -eu
 cd "$(dirname "$0")/centrifugo"
 VERSION=6.9.1
-if [ -x bin/centrifugo ] && bin/centrifugo version 2>/dev/null | grep -q "$VERSION"; then exit 0; fi
-command -v go >/dev/null 2>&1 || { echo "install-centrifugo.sh: no go command (Go >= 1.26 needed)" >&2; exit 1; }
-mkdir -p bin
-CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOMAXPROCS="${GOMAXPROCS:-1}" go build -p 1 -trimpath \
-  -ldflags "-s -w -X github.com/centrifugal/centrifugo/v6/internal/build.Version=$VERSION" \
-  -o bin/centrifugo.new github.com/centrifugal/centrifugo/v6
-mv bin/centrifugo.new bin/centrifugo
-bin/centrifugo version | grep -q "$VERSION"
+. ../go-peer.sh
+go_peer centrifugo github.com/centrifugal/centrifugo/v6 "bin/centrifugo version | grep -q '$VERSION'" \
+  -ldflags "-s -w -X github.com/centrifugal/centrifugo/v6/internal/build.Version=$VERSION"

@@ -12,16 +12,11 @@
 # (v0.0.0-20261030153154-30a33513ff6d, a list of root certificates only, unused on loopback) is pinned.
 # Built as the official binaries are: CGO_ENABLED=0, tags nobadger nomysql nopgx, without
 # deprecated_transport (so the Caddyfile's `transport` directive chooses local or bolt).
-# The build is gentle on a shared machine (one compile at a time); the first one takes a few minutes.
+# The first build takes minutes (go-peer.sh: the figures and the cache that makes the next one a copy).
 set -eu
 cd "$(dirname "$0")/mercure"
 VERSION=v0.24.2
-if [ -x bin/mercure ] && bin/mercure list-modules --versions 2>/dev/null \
-    | grep -q "http.handlers.mercure $VERSION"; then exit 0; fi
-command -v go >/dev/null 2>&1 || { echo "install-mercure.sh: no go command (Go >= 1.26 needed)" >&2; exit 1; }
-mkdir -p bin
-CGO_ENABLED=0 GOFLAGS="-mod=readonly -buildvcs=false" GOMAXPROCS="${GOMAXPROCS:-1}" go build -p 1 -trimpath \
-  -tags nobadger,nomysql,nopgx -ldflags "-s -w" \
-  -o bin/mercure.new github.com/dunglas/mercure/caddy/mercure
-mv bin/mercure.new bin/mercure
-bin/mercure list-modules --versions | grep -q "http.handlers.mercure $VERSION"
+. ../go-peer.sh
+go_peer mercure github.com/dunglas/mercure/caddy/mercure \
+  "bin/mercure list-modules --versions | grep -q 'http.handlers.mercure $VERSION'" \
+  -tags nobadger,nomysql,nopgx -ldflags "-s -w"

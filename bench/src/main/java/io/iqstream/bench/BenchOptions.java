@@ -60,6 +60,11 @@ public record BenchOptions(
 
         --quick               short run of every server at small loads (levels 50,100; warm-up 12s;
                               window 10s)
+        --peers-smoke         the peers built from the Go module proxy (mercure, mercure-history,
+                              centrifugo) for a few seconds each: 2 runs of 2 s, one browser in two
+                              dropping and resuming, warm-up 2s, window 3s, drain 5s (CI runs it:
+                              the peers suite of scripts/test-all.sh); other options given still
+                              apply
         --servers LIST        comma list of: iqstream, nchan, haproxy (the TCP floor), soketi,
                               mercure (transport local), mercure-history (transport bolt),
                               centrifugo (default: all)
@@ -141,11 +146,15 @@ public record BenchOptions(
     int repeat = 1;
     List<String> nchanPublishers = List.of("http", "websocket");
     boolean quick = false;
+    boolean peersSmoke = false;
     boolean help = false;
     Long warmupSet = null;
     Long windowSet = null;
     Long drainSet = null;
     List<Integer> levelsSet = null;
+    List<String> serversSet = null;
+    Long runLengthSet = null;
+    Integer dropEverySet = null;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       String v = null;
@@ -157,6 +166,7 @@ public record BenchOptions(
       switch (a) {
         case "--help", "-h" -> help = true;
         case "--quick" -> quick = true;
+        case "--peers-smoke" -> peersSmoke = true;
         case "--no-pin" -> pin = false;
         default -> {
           if (v == null) {
@@ -167,7 +177,7 @@ public record BenchOptions(
           }
           switch (a) {
             case "--servers" -> {
-              servers = new ArrayList<>();
+              serversSet = new ArrayList<>();
               for (String s : v.split(",")) {
                 String n = s.trim().toLowerCase(Locale.ROOT);
                 if (n.equals("floor") || n.equals("haproxy-floor")) {
@@ -177,7 +187,7 @@ public record BenchOptions(
                   throw new IllegalArgumentException("unknown server: " + s + " (known: "
                       + String.join(", ", ALL_SERVERS) + ")");
                 }
-                servers.add(n);
+                serversSet.add(n);
               }
             }
             case "--levels" -> {
@@ -193,7 +203,7 @@ public record BenchOptions(
             case "--window" -> windowSet = durationMs(v);
             case "--warmup" -> warmupSet = durationMs(v);
             case "--drain" -> drainSet = durationMs(v);
-            case "--run-length" -> runLength = durationMs(v);
+            case "--run-length" -> runLengthSet = durationMs(v);
             case "--server-cpus" -> serverCpus = Integer.parseInt(v);
             case "--transport" -> transport = v;
             case "--server-transport" -> serverTransports = list(v, IqStreamSetup.TRANSPORTS,
@@ -205,7 +215,7 @@ public record BenchOptions(
             case "--baseline-jvm-opts" -> baselineJvmOpts = v.isBlank() ? List.of()
                 : List.of(v.trim().split("\\s+"));
             case "--warmup-max" -> warmupMaxSet = durationMs(v);
-            case "--drop-every" -> dropEvery = Integer.parseInt(v);
+            case "--drop-every" -> dropEverySet = Integer.parseInt(v);
             case "--repeat" -> repeat = Integer.parseInt(v);
             case "--out" -> out = Path.of(v);
             case "--nchan-publisher" -> nchanPublishers = switch (v.trim().toLowerCase(Locale.ROOT)) {
@@ -226,8 +236,29 @@ public record BenchOptions(
       window = 10_000;
       drain = 4_000;
     }
+    if (peersSmoke) {
+      // a few whole runs of each peer with resumes in them: that each works, not what it costs
+      servers = List.of("mercure", "mercure-history", "centrifugo");
+      levels = List.of(2);
+      runLength = 2_000;
+      warmup = 2_000;
+      warmupMaxSet = warmupMaxSet != null ? warmupMaxSet : Long.valueOf(2_000);
+      window = 3_000;
+      // Mercure local's lost events never come, so its drain always runs to the end: 2.5 run lengths
+      drain = 5_000;
+      dropEvery = 2;
+    }
+    if (serversSet != null) {
+      servers = serversSet;
+    }
     if (levelsSet != null) {
       levels = levelsSet;
+    }
+    if (runLengthSet != null) {
+      runLength = runLengthSet;
+    }
+    if (dropEverySet != null) {
+      dropEvery = dropEverySet;
     }
     if (warmupSet != null) {
       warmup = warmupSet;

@@ -44,6 +44,28 @@ class BenchOptionsTest {
   }
 
   @Test
+  void peersSmokeIsTheGoPeersForAFewShortRunsWithResumesAndOtherOptionsStillApply() {
+    BenchOptions o = parse("--peers-smoke");
+    assertEquals(List.of("mercure", "mercure-history", "centrifugo"), o.servers());
+    assertEquals(List.of(2), o.levels());
+    assertEquals(2_000, o.runLengthMs());
+    assertEquals(2_000, o.warmupMs());
+    assertEquals(2_000, o.warmupMaxMs(), "a fixed warm-up: it says whether it works, not what it costs");
+    assertEquals(3_000, o.windowMs());
+    assertEquals(5_000, o.drainMs());
+    assertEquals(2, o.dropEvery(), "one browser in two drops, so each peer's resume is exercised");
+    BenchOptions given = parse("--servers", "centrifugo", "--levels", "3", "--run-length", "3s",
+        "--warmup-max", "9s", "--drop-every", "3", "--window", "5s", "--peers-smoke");
+    assertEquals(List.of("centrifugo"), given.servers());
+    assertEquals(List.of(3), given.levels());
+    assertEquals(3_000, given.runLengthMs());
+    assertEquals(9_000, given.warmupMaxMs());
+    assertEquals(3, given.dropEvery());
+    assertEquals(5_000, given.windowMs());
+    assertEquals(10, parse().dropEvery(), "one in ten without it");
+  }
+
+  @Test
   void iqStreamSetupsAreEveryTransportTimesEveryCollectorEachNamedByItsVariant() {
     BenchOptions o = parse("--server-transport", "epoll,io_uring", "--gc", "zgc,g1-lowpause",
         "--server-jvm-opts", " -XX:+AlwaysPreTouch  -Xss512k ");

@@ -308,7 +308,7 @@ public final class SoketiDriver implements Driver {
     @Override
     public void close() {
       closed = true;
-      if (channel != null) {
+      if (channel != null && channel.isRegistered()) {
         channel.close();
       }
     }

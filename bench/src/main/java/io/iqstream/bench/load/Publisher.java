@@ -30,14 +30,19 @@ public abstract class Publisher {
   /** Called once after the last event has been written; ends the publish (and flushes). */
   public abstract void finish();
 
+  /**
+   * Flushes what {@link #writeEvent} wrote. A channel that was never registered (its connect failed
+   * before it had a socket, e.g. the generator out of file descriptors: Netty hands back a stand-in
+   * whose pipeline throws) has nothing to flush: its failure is counted by {@link Shard#connect}.
+   */
   public void flush() {
-    if (channel != null) {
+    if (channel != null && channel.isRegistered()) {
       channel.flush();
     }
   }
 
   public void close() {
-    if (channel != null) {
+    if (channel != null && channel.isRegistered()) {
       channel.close();
     }
   }

@@ -272,8 +272,8 @@ public final class Run {
     if (publisher != null) {
       publisher.close();
     }
-    if (subscriber != null) {
-      subscriber.close();
+    if (subscriber != null && subscriber.isRegistered()) {
+      subscriber.close(); // an unregistered one never had a socket (see Publisher#flush)
     }
   }
 

@@ -118,6 +118,13 @@ public final class Shard {
     SocketAddress local = nextLocalAddress();
     ChannelFuture f = local == null ? b.connect(server) : b.connect(server, local);
     opened.accept(f.channel());
+    if (f.isDone() && !f.isSuccess()) {
+      // failed before the channel was registered (no socket: e.g. out of file descriptors): its
+      // listener would run on Netty's global executor, not on this loop; count it here
+      connectFailed();
+      onFailure.run();
+      return;
+    }
     f.addListener(done -> {
       if (!done.isSuccess()) {
         connectFailed();
@@ -192,6 +199,16 @@ public final class Shard {
     } catch (Throwable e) {
       stopping = true;
       ticker.cancel(false);
+      // the connections go with the failed row, not into the next server's (a leak of sockets)
+      for (Run run : active.values()) {
+        try {
+          run.closeAll();
+        } catch (RuntimeException closing) {
+          e.addSuppressed(closing);
+        }
+      }
+      active.clear();
+      due.clear();
       result.tryFailure(e);
     }
   }

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Timeout;
  * subscriber that reconnects with the epoch and offset it kept recovers what it missed in the connect
  * push, in order, and a stale epoch recovers nothing.
  */
+@Tag(Peers.TAG)
 class CentrifugoDriverTest {
   private final AgUiRun run = new AgUiRun(new RunScript(1.0), new SplittableRandom(9), 0);
   private final byte[][] scratch = {new byte[256]};

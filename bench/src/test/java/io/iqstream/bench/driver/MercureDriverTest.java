@@ -11,6 +11,7 @@ import io.iqstream.bench.workload.AgUiRun;
 import io.iqstream.bench.workload.RunScript;
 import java.nio.charset.StandardCharsets;
 import java.util.SplittableRandom;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -23,6 +24,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * reconnects with Last-Event-ID gets what it missed from the bolt history, and only what follows
  * from the local transport (it keeps none).
  */
+@Tag(Peers.TAG)
 class MercureDriverTest {
   private final AgUiRun run = new AgUiRun(new RunScript(1.0), new SplittableRandom(7), 0);
 
