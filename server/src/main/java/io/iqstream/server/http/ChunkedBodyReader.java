@@ -7,6 +7,8 @@ import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.InvalidChunkTerminationException;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ByteProcessor;
+import io.netty.util.internal.StringUtil;
 
 /**
  * The step-down: where a streaming publish body leaves Netty's HTTP objects. It sits first in a main-port
@@ -64,6 +66,23 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
     private boolean delimiterCr;
     /** A body read here delivered data in the read now in progress. */
     private boolean delivered;
+    /** Finds the end of CR LF CR LF across reads, {@link #matched} holding how much of it the bytes so far end with. */
+    private final ByteProcessor headEnd = b -> {
+        int m = matched;
+        if (b == CR) {
+            m = m == 2 ? 3 : 1;
+        } else if (b == LF && (m == 1 || m == 3)) {
+            m++;
+        } else {
+            m = 0;
+        }
+        if (m == 4) {
+            matched = 0;
+            return false;
+        }
+        matched = m;
+        return true;
+    };
 
     /**
      * From the next byte after the head being decoded, read the chunked body here and give its data to
@@ -130,27 +149,18 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** HEAD: passes bytes on to the codec up to and including the next CR LF CR LF, or all of them. */
+    /**
+     * HEAD: passes bytes on to the codec up to and including the next CR LF CR LF, or all of them. The scan is one
+     * {@code forEachByte} (a body the codec reads, of any length, costs no per-byte call on the buffer).
+     */
     private void forwardHead(ChannelHandlerContext ctx, ByteBuf in) {
         int start = in.readerIndex();
-        int end = in.writerIndex();
-        int i = start;
-        int m = matched;
-        while (i < end && m < 4) {
-            byte b = in.getByte(i++);
-            if (b == CR) {
-                m = m == 2 ? 3 : 1;
-            } else if (b == LF && (m == 1 || m == 3)) {
-                m++;
-            } else {
-                m = 0;
-            }
-        }
-        matched = m == 4 ? 0 : m;
-        in.readerIndex(i);
-        // the codec may decode a head now and the handler step down in this call: the bytes after i are then
+        int stop = in.forEachByte(start, in.readableBytes(), headEnd);
+        int end = stop < 0 ? in.writerIndex() : stop + 1;
+        in.readerIndex(end);
+        // the codec may decode a head now and the handler step down in this call: the bytes after end are then
         // the body's, read by the loop in read()
-        ctx.fireChannelRead(in.retainedSlice(start, i - start));
+        ctx.fireChannelRead(in.retainedSlice(start, end - start));
     }
 
     /** SIZE: the size line, digit by digit; anything but the plain form is handed back. */
@@ -170,7 +180,7 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
                 mode = Mode.DATA;
                 return;
             }
-            int digit = hexValue(b);
+            int digit = StringUtil.decodeHexNibble(b); // -1 for a byte that is not a hex digit
             boolean plainDigit = digit >= 0 && lineLength < MAX_DIGITS && (lineLength > 0 || digit != 0);
             if (!plainDigit && !(b == CR && lineLength > 0)) {
                 handBack(ctx, in);
@@ -237,18 +247,5 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
             pending.release();
         }
         chunkSize = 0;
-    }
-
-    private static int hexValue(byte b) {
-        if (b >= '0' && b <= '9') {
-            return b - '0';
-        }
-        if (b >= 'a' && b <= 'f') {
-            return b - 'a' + 10;
-        }
-        if (b >= 'A' && b <= 'F') {
-            return b - 'A' + 10;
-        }
-        return -1;
     }
 }
