@@ -8,7 +8,6 @@ import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.InvalidChunkTerminationException;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ByteProcessor;
-import io.netty.util.internal.StringUtil;
 
 /**
  * The step-down: where a streaming publish body leaves Netty's HTTP objects. It sits first in a main-port
@@ -180,7 +179,7 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
                 mode = Mode.DATA;
                 return;
             }
-            int digit = StringUtil.decodeHexNibble(b); // -1 for a byte that is not a hex digit
+            int digit = hexValue(b);
             boolean plainDigit = digit >= 0 && lineLength < MAX_DIGITS && (lineLength > 0 || digit != 0);
             if (!plainDigit && !(b == CR && lineLength > 0)) {
                 handBack(ctx, in);
@@ -247,5 +246,22 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
             pending.release();
         }
         chunkSize = 0;
+    }
+
+    /**
+     * The value of a hex digit, or -1 for any other byte (not Netty's {@code StringUtil.decodeHexNibble(byte)},
+     * which indexes its table with the signed byte: a byte of 0x80 or more throws; the fuzz test found it).
+     */
+    private static int hexValue(byte b) {
+        if (b >= '0' && b <= '9') {
+            return b - '0';
+        }
+        if (b >= 'a' && b <= 'f') {
+            return b - 'a' + 10;
+        }
+        if (b >= 'A' && b <= 'F') {
+            return b - 'A' + 10;
+        }
+        return -1;
     }
 }
