@@ -60,8 +60,9 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
     private long line;
     private int lineLength;
     private int chunkSize;
-    /** DATA: bytes of the chunk still to come. DELIMITER: whether its CR was read. */
+    /** DATA: bytes of the chunk still to come. DELIMITER: whether its first byte was read, and was a CR. */
     private int remaining;
+    private boolean delimiterFirstRead;
     private boolean delimiterCr;
     /** A body read here delivered data in the read now in progress. */
     private boolean delivered;
@@ -202,18 +203,24 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
         sink.bodyData(in.readRetainedSlice(n));
         if (remaining == 0) {
             chunkSize = 0;
-            delimiterCr = false;
+            delimiterFirstRead = false;
             mode = Mode.DELIMITER;
         }
     }
 
-    /** DELIMITER: the CR LF after a chunk's data; anything else is the codec's own error. */
+    /**
+     * DELIMITER: the two bytes after a chunk's data must be CR LF; anything else is the codec's own error, judged
+     * as the codec judges it, once both bytes are in (a connection that closes after one wrong byte is a closure
+     * mid-body, not a framing error, there too).
+     */
     private void readDelimiter(ChannelHandlerContext ctx, ByteBuf in) {
         byte b = in.readByte();
-        if (!delimiterCr && b == CR) {
-            delimiterCr = true;
+        if (!delimiterFirstRead) {
+            delimiterFirstRead = true;
+            delimiterCr = b == CR;
             return;
         }
+        delimiterFirstRead = false;
         if (delimiterCr && b == LF) {
             mode = Mode.SIZE;
             return;
