@@ -257,8 +257,21 @@ final class StepDownModel {
             }
         }
 
+        /**
+         * A decoder failure's class and message. For the JDK's own runtime exceptions the class only: once hot,
+         * the JIT throws a preallocated one without a message, so the same failure of Netty's code (its
+         * {@code decodeHexNibble} on a size line byte of 0x80 or more: an ArrayIndexOutOfBoundsException the
+         * codec turns into a failed chunk) reads with a message in one pipeline and without in the other.
+         */
         private static String failure(Throwable cause) {
-            return cause == null ? "null" : cause.getClass().getSimpleName() + ": " + cause.getMessage();
+            if (cause == null) {
+                return "null";
+            }
+            String name = cause.getClass().getSimpleName();
+            boolean jdkRuntime = cause instanceof IndexOutOfBoundsException || cause instanceof NullPointerException
+                    || cause instanceof ClassCastException || cause instanceof ArithmeticException
+                    || cause instanceof ArrayStoreException;
+            return jdkRuntime ? name : name + ": " + cause.getMessage();
         }
 
         private static byte[] bytes(ByteBuf b) {
