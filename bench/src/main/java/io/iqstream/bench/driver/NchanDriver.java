@@ -4,7 +4,6 @@ import io.iqstream.bench.load.Driver;
 import io.iqstream.bench.load.Publisher;
 import io.iqstream.bench.load.Run;
 import io.iqstream.bench.load.Shard;
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -13,9 +12,6 @@ import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpResponse;
-import io.netty.handler.codec.http.HttpResponseDecoder;
-import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.websocketx.CloseWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.TextWebSocketFrame;
 import io.netty.handler.codec.http.websocketx.WebSocketClientProtocolConfig;
@@ -125,87 +121,15 @@ public final class NchanDriver implements Driver {
           new HttpObjectAggregator(1 << 16), new WebSocketClientProtocolHandler(config), p.handler);
       return p;
     }
-    PostPublisher p = new PostPublisher(run);
-    shard.connect(server, p::attach, () -> run.publisherClosed(false), new HttpResponseDecoder(), p.handler);
-    return p;
-  }
-
-  /** One POST per event on a keep-alive connection; done when every response has come back. */
-  private final class PostPublisher extends Publisher {
-    private final byte[] head;
-    private int sent;
-    private int answered;
-    private boolean failed;
-    private boolean finished;
-
-    final ChannelInboundHandlerAdapter handler = new ChannelInboundHandlerAdapter() {
-      @Override
-      public void channelActive(ChannelHandlerContext ctx) {
-        run.publisherReady();
-        ctx.fireChannelActive();
-      }
-
-      @Override
-      public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        try {
-          if (msg instanceof HttpResponse r) {
-            int status = r.status().code();
-            if (status != 201 && status != 202) {
-              failed = true;
-            }
-          }
-          if (msg instanceof LastHttpContent) {
-            answered++;
-            if (finished && answered == sent) {
-              ctx.close();
-            }
-          }
-        } finally {
-          ReferenceCountUtil.release(msg);
-        }
-      }
-
-      @Override
-      public void channelInactive(ChannelHandlerContext ctx) {
-        run.publisherClosed(finished && answered == sent && !failed);
-      }
-
-      @Override
-      public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        ctx.close();
-      }
-    };
-
-    PostPublisher(Run run) {
-      super(run);
-      this.head = ("POST /pub/" + run.data().runId() + " HTTP/1.1\r\nHost: " + hostHeader
-          + "\r\nContent-Type: application/json\r\nContent-Length: ")
-          .getBytes(StandardCharsets.US_ASCII);
-    }
-
-    void attach(Channel ch) {
-      this.channel = ch;
-    }
-
-    @Override
-    public void writeEvent(int index) {
+    // one POST per event on a keep-alive connection, accepted with 201 or 202
+    byte[] head = ("POST /pub/" + run.data().runId() + " HTTP/1.1\r\nHost: " + hostHeader
+        + "\r\nContent-Type: application/json\r\nContent-Length: ").getBytes(StandardCharsets.US_ASCII);
+    return PipelinedPostPublisher.open(shard, run, server, (out, index) -> {
       byte[] event = run.data().event(index);
-      ByteBuf buf = channel.alloc().directBuffer(head.length + event.length + 16);
-      buf.writeBytes(head);
-      ByteBufUtil.writeAscii(buf, Integer.toString(event.length));
-      buf.writeByte('\r').writeByte('\n').writeByte('\r').writeByte('\n').writeBytes(event);
-      channel.write(buf, channel.voidPromise());
-      sent++;
-    }
-
-    @Override
-    public void finish() {
-      finished = true;
-      channel.flush();
-      if (answered == sent) {
-        channel.close();
-      }
-    }
+      out.writeBytes(head);
+      ByteBufUtil.writeAscii(out, Integer.toString(event.length));
+      out.writeByte('\r').writeByte('\n').writeByte('\r').writeByte('\n').writeBytes(event);
+    }, status -> status == 201 || status == 202);
   }
 
   /**

@@ -4,6 +4,8 @@ import io.iqstream.bench.load.Publisher;
 import io.iqstream.bench.load.Run;
 import io.iqstream.bench.load.Shard;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -14,12 +16,13 @@ import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.net.SocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.function.IntPredicate;
 
 /**
  * A backend publishing one event per HTTP request, as an API that takes one message per request
- * (Mercure's publish, Centrifugo's {@code /api/publish}) has it do: every event one POST on the run's
- * keep-alive connection, pipelined when several are due in one loop turn (as the Nchan driver's HTTP
- * publisher does). Done when every request has been answered with 200; a response whose body names an
+ * (Mercure's publish, Centrifugo's {@code /api/publish}, Nchan's HTTP publisher) has it do: every
+ * event one POST on the run's keep-alive connection, pipelined when several are due in one loop turn.
+ * Done when every request has been answered with an accepted status; a response whose body names an
  * error ({@code "error"}: Centrifugo answers API errors with 200 and an error object) counts as failed.
  * Confined to the run's event loop.
  */
@@ -29,9 +32,12 @@ final class PipelinedPostPublisher extends Publisher {
     void write(ByteBuf out, int index);
   }
 
-  private static final byte[] ERROR = "\"error\"".getBytes(StandardCharsets.US_ASCII);
+  /** What a response body naming an error holds. */
+  private static final ByteBuf ERROR = Unpooled.unreleasableBuffer(
+      Unpooled.copiedBuffer("\"error\"", StandardCharsets.US_ASCII)).asReadOnly();
 
   private final Request request;
+  private final IntPredicate accepted;
   private int sent;
   private int answered;
   private boolean failed;
@@ -47,10 +53,10 @@ final class PipelinedPostPublisher extends Publisher {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
       try {
-        if (msg instanceof HttpResponse r && r.status().code() != 200) {
+        if (msg instanceof HttpResponse r && !accepted.test(r.status().code())) {
           failed = true;
         }
-        if (msg instanceof HttpContent c && contains(c.content(), ERROR)) {
+        if (msg instanceof HttpContent c && ByteBufUtil.indexOf(ERROR, c.content()) >= 0) {
           failed = true;
         }
         if (msg instanceof LastHttpContent) {
@@ -75,31 +81,27 @@ final class PipelinedPostPublisher extends Publisher {
     }
   };
 
-  private PipelinedPostPublisher(Run run, Request request) {
+  private PipelinedPostPublisher(Run run, Request request, IntPredicate accepted) {
     super(run);
     this.request = request;
+    this.accepted = accepted;
   }
 
-  /** Connects the run's publisher to {@code server}; it calls publisherReady once connected. */
+  /**
+   * Connects the run's publisher to {@code server}, answers with 200 accepted; it calls
+   * publisherReady once connected.
+   */
   static PipelinedPostPublisher open(Shard shard, Run run, SocketAddress server, Request request) {
-    PipelinedPostPublisher p = new PipelinedPostPublisher(run, request);
+    return open(shard, run, server, request, status -> status == 200);
+  }
+
+  /** As {@link #open(Shard, Run, SocketAddress, Request)}, with the statuses {@code accepted}. */
+  static PipelinedPostPublisher open(Shard shard, Run run, SocketAddress server, Request request,
+      IntPredicate accepted) {
+    PipelinedPostPublisher p = new PipelinedPostPublisher(run, request, accepted);
     shard.connect(server, ch -> p.channel = ch, () -> run.publisherClosed(false),
         new HttpResponseDecoder(), p.handler);
     return p;
-  }
-
-  static boolean contains(ByteBuf buf, byte[] needle) {
-    int end = buf.writerIndex() - needle.length;
-    outer:
-    for (int i = buf.readerIndex(); i <= end; i++) {
-      for (int j = 0; j < needle.length; j++) {
-        if (buf.getByte(i + j) != needle[j]) {
-          continue outer;
-        }
-      }
-      return true;
-    }
-    return false;
   }
 
   @Override
