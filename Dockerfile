@@ -30,7 +30,7 @@ WORKDIR /src
 COPY pom.xml iqstream ./
 COPY config/ config/
 COPY server/pom.xml server/
-COPY client/pom.xml client/
+COPY clients/java/pom.xml clients/java/
 COPY bench/pom.xml bench/
 COPY micro/pom.xml micro/
 COPY server/src/ server/src/
