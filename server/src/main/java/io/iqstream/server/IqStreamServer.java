@@ -366,6 +366,9 @@ public final class IqStreamServer implements AutoCloseable {
         }
         acceptor.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        if (context.durableStreams() != null) {
+            context.durableStreams().dropAll();
+        }
         context.authorizer().close();
         if (context.cluster() != null) {
             context.cluster().close();

@@ -349,6 +349,14 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
                     "server is draining: no new streams", false);
             return;
         }
+        Cluster cluster = server.cluster();
+        if (cluster != null) {
+            Relay r = cluster.routeStream(ctx, request, target.path(), keepAlive, fromPeer);
+            if (r != null) {
+                relay = r == Relay.ANSWERED ? null : r;
+                return;
+            }
+        }
         EventLoop owner = server.durableStreams().ownerOf(target.path());
         if (ctx.channel().eventLoop() != owner) {
             moving = true;

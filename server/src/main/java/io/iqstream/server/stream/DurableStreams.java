@@ -172,6 +172,17 @@ public final class DurableStreams {
         }
     }
 
+    /** Frees every stream; at shutdown, once the workers have stopped (no other thread touches them then). */
+    public void dropAll() {
+        for (DurableStream s : streams.values()) {
+            s.forks.set(-1);
+            s.releaseMessages();
+            budget.release(s.chargedBytes + STREAM_OVERHEAD_BYTES);
+            s.chargedBytes = 0;
+        }
+        streams.clear();
+    }
+
     /** Frees the expired streams {@code loop} owns. On that loop. */
     private void sweep(EventLoop loop) {
         long now = System.currentTimeMillis();
