@@ -214,6 +214,19 @@ public final class DurableStream {
         return bytes;
     }
 
+    /** Forgets the producer least recently active (the producers' table is full). */
+    void forgetOldestProducer() {
+        String oldest = null;
+        long at = Long.MAX_VALUE;
+        for (Map.Entry<String, Producer> e : producers.entrySet()) {
+            if (e.getValue().updatedMs < at) {
+                at = e.getValue().updatedMs;
+                oldest = e.getKey();
+            }
+        }
+        producers.remove(oldest);
+    }
+
     /** Wakes every live reader at the tail (after an append, a closure, or the stream's end). */
     void wakeWaiters() {
         if (waiters.isEmpty()) {

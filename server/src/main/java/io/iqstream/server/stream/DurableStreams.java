@@ -26,6 +26,10 @@ import java.util.concurrent.TimeUnit;
 public final class DurableStreams {
     /** What a stream's bookkeeping costs beyond its bytes (the object, its table, its map entry). */
     public static final long STREAM_OVERHEAD_BYTES = 512;
+    /** What a message's bookkeeping costs beyond its bytes (its buffer object, its table slots). */
+    public static final long MESSAGE_OVERHEAD_BYTES = 96;
+    /** Idempotent producers remembered per stream; past it the least recently active is forgotten. */
+    public static final int MAX_PRODUCERS = 1024;
     /** How often each worker frees its expired streams. */
     static final long SWEEP_MS = 1000;
 
@@ -92,6 +96,15 @@ public final class DurableStreams {
     /** Returns a stream's overhead taken by {@link #admit} that was not used. */
     void unadmit() {
         budget.release(STREAM_OVERHEAD_BYTES);
+    }
+
+    /** Takes a live reader's slot (long-poll or SSE) under --max-subscribers; false when full (503). */
+    boolean admitReader() {
+        return budget.tryAdmitSubscriber();
+    }
+
+    void releaseReader() {
+        budget.releaseSubscriber();
     }
 
     /** Adds a created stream (its overhead already admitted). On its owner worker. */

@@ -75,6 +75,8 @@ public final class StreamExchange implements DurableStream.TailWaiter {
     private String cursor;
     private long longPollPosition;
     private boolean done;
+    /** A live read holds a subscriber slot (--max-subscribers) until it ends. */
+    private boolean readerSlot;
 
     private StreamExchange(Settings settings, ChannelHandlerContext ctx, HttpRequest request, String path,
             boolean keepAlive) {
@@ -256,6 +258,8 @@ public final class StreamExchange implements DurableStream.TailWaiter {
         DurableStream s = new DurableStream(path, contentType, ttl, expiresAt, expiresAtMs, parent, forkPosition,
                 prefix == null ? 0 : subOffset, createClosed, now);
         long bytes = (prefix == null ? 0 : prefix.readableBytes()) + (initial == null ? 0 : initial.readableBytes());
+        long charged = bytes + (prefix == null ? 0 : DurableStreams.MESSAGE_OVERHEAD_BYTES)
+                + (initial == null ? 0 : DurableStreams.MESSAGE_OVERHEAD_BYTES);
         if (bytes > streams.maxStreamBytes()) {
             streams.unadmit();
             release(prefix);
@@ -264,7 +268,7 @@ public final class StreamExchange implements DurableStream.TailWaiter {
                     + " bytes (--max-run-bytes)");
             return;
         }
-        if (!streams.charge(s, bytes)) {
+        if (!streams.charge(s, charged)) {
             streams.unadmit();
             release(prefix);
             release(initial);
@@ -272,7 +276,7 @@ public final class StreamExchange implements DurableStream.TailWaiter {
             return;
         }
         if (parent != null && !streams.holdForFork(parent)) {
-            streams.uncharge(s, bytes);
+            streams.uncharge(s, charged);
             streams.unadmit();
             release(prefix);
             release(initial);
@@ -448,7 +452,7 @@ public final class StreamExchange implements DurableStream.TailWaiter {
                         + streams.maxStreamBytes() + " bytes (--max-run-bytes)");
                 return;
             }
-            if (!streams.charge(s, bytes)) {
+            if (!streams.charge(s, bytes + DurableStreams.MESSAGE_OVERHEAD_BYTES)) {
                 message.release();
                 overBudget();
                 return;
@@ -459,7 +463,10 @@ public final class StreamExchange implements DurableStream.TailWaiter {
             settings.metrics().durableBytesHeld.add(bytes);
         }
         if (producer) {
-            if (state == null || epoch > state.epoch) {
+            if (state == null) {
+                if (s.producers.size() >= DurableStreams.MAX_PRODUCERS) {
+                    s.forgetOldestProducer();
+                }
                 state = new DurableStream.Producer();
                 s.producers.put(producerId, state);
             }
@@ -627,6 +634,16 @@ public final class StreamExchange implements DurableStream.TailWaiter {
         cursor = clientCursor;
         boolean atNow = "now".equals(offset);
         long position = offset == null ? -1 : atNow ? s.tail() : DurableStreamProtocol.position(offset);
+        if (sse || longPoll && position >= s.tail() && !s.isClosed()) {
+            if (!streams.admitReader()) {
+                FullHttpResponse r = response(HttpResponseStatus.SERVICE_UNAVAILABLE,
+                        "live readers are at their cap (--max-subscribers); retry later");
+                r.headers().set(HttpHeaderNames.RETRY_AFTER, "1");
+                send(r);
+                return;
+            }
+            readerSlot = true;
+        }
         if (sse) {
             startSse(s, position);
             return;
@@ -784,8 +801,12 @@ public final class StreamExchange implements DurableStream.TailWaiter {
 
     /** The connection closed (or failed): a live read stops waiting. */
     public void closed() {
+        if (sse && !done) {
+            settings.metrics().durableSseReaders.decrement();
+        }
         done = true;
         stopWaiting();
+        releaseReaderSlot();
         if (sseEnd != null) {
             sseEnd.cancel(false);
         }
@@ -914,6 +935,7 @@ public final class StreamExchange implements DurableStream.TailWaiter {
     private void sseFinish() {
         done = true;
         stopWaiting();
+        releaseReaderSlot();
         if (sseEnd != null) {
             sseEnd.cancel(false);
         }
@@ -963,9 +985,17 @@ public final class StreamExchange implements DurableStream.TailWaiter {
         }
     }
 
+    private void releaseReaderSlot() {
+        if (readerSlot) {
+            readerSlot = false;
+            streams.releaseReader();
+        }
+    }
+
     private void send(FullHttpResponse r) {
         done = true;
         stopWaiting();
+        releaseReaderSlot();
         HttpHeaders h = r.headers();
         decorate(h);
         int status = r.status().code();

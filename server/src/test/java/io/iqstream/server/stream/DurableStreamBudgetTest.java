@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.testing.TestServer;
 import java.net.http.HttpResponse;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -75,6 +77,37 @@ class DurableStreamBudgetTest {
                 assertEquals(204, send("POST", base + "c", chunk, TEXT, "text/plain").statusCode());
             }
             assertEquals(404, send("HEAD", base + "ttl", null).statusCode());
+        }
+    }
+
+    @Test
+    void liveReadersTakeSubscriberSlots() throws Exception {
+        try (TestServer server = TestServer.start("--max-subscribers", "1", "--durable-streams-open", "true",
+                "--durable-streams-long-poll", "10s")) {
+            String url = server.base() + "/v1/stream/slots";
+            HttpResponse<String> created = send("PUT", url, null, TEXT, "text/plain");
+            String tail = created.headers().firstValue("Stream-Next-Offset").orElseThrow();
+            CompletableFuture<HttpResponse<String>> first = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return send("GET", url + "?offset=" + tail + "&live=long-poll", null);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            HttpResponse<String> second;
+            Thread.sleep(200); // let the first long-poll take the slot; an early second one just waits 10 s
+            do { // until the first long-poll holds the one slot
+                second = send("GET", url + "?offset=" + tail + "&live=long-poll", null);
+            } while (second.statusCode() != 503 && System.nanoTime() < deadline);
+            assertEquals(503, second.statusCode(), "the second live reader is refused");
+            assertEquals("1", second.headers().firstValue("Retry-After").orElse(""));
+            // a catch-up read needs no slot
+            assertEquals(200, send("GET", url + "?offset=-1", null).statusCode());
+            assertEquals(204, send("POST", url, "x", TEXT, "text/plain").statusCode());
+            assertEquals("x", first.get(20, TimeUnit.SECONDS).body());
+            // the slot is back once the long-poll is answered
+            assertEquals(200, send("GET", url + "?offset=" + tail + "&live=long-poll", null).statusCode());
         }
     }
 }
