@@ -3,6 +3,7 @@ package io.iqstream.server.http;
 import io.iqstream.server.ServerContext;
 import io.iqstream.server.auth.Right;
 import io.iqstream.server.stream.DurableStreamProtocol;
+import io.iqstream.server.stream.LiveRead;
 import io.iqstream.server.stream.StreamExchange;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
@@ -32,7 +33,7 @@ final class DurableStreamRoute {
     private final boolean keepAlive;
     private final CompositeByteBuf body;
     private boolean tooLarge;
-    private StreamExchange live;
+    private LiveRead live;
     private boolean answered;
 
     private DurableStreamRoute(StreamExchange.Settings settings, ChannelHandlerContext ctx, HttpRequest request,

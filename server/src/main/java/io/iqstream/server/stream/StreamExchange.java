@@ -1,64 +1,37 @@
 package io.iqstream.server.stream;
 
 import static io.iqstream.server.stream.DurableStreamProtocol.CLOSED;
-import static io.iqstream.server.stream.DurableStreamProtocol.CURSOR;
 import static io.iqstream.server.stream.DurableStreamProtocol.NEXT_OFFSET;
-import static io.iqstream.server.stream.DurableStreamProtocol.UP_TO_DATE;
 
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.wire.CorsPolicy;
-import io.iqstream.server.wire.Json;
 import io.iqstream.server.wire.HttpReplies;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelFuture;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.DefaultHttpContent;
-import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.codec.http.LastHttpContent;
-import io.netty.util.concurrent.ScheduledFuture;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Serves one Durable Streams request, whole body in hand, on the stream's owner worker: create (PUT, forks
- * included), append and close (POST, with Stream-Seq and idempotent producers), HEAD, DELETE, and reads (GET):
- * catch-up, long-poll and SSE. A live read stays registered at the stream's tail until it is answered, times
- * out, or its connection closes ({@link #closed}).
+ * included), append and close (POST, with Stream-Seq and idempotent producers), HEAD and DELETE; a read (GET)
+ * goes to {@link LiveRead}.
  *
  * <p>One per request; confined to the owner worker's loop.
  */
-public final class StreamExchange implements DurableStream.TailWaiter {
-    /** A catch-up answer holds at most this many bytes of messages (at least one message); the rest is paged. */
-    static final long MAX_READ_BYTES = 256 * 1024;
-    /** An SSE response ends after this long (the client reconnects from its offset), as the protocol allows. */
-    static final long SSE_MAX_MS = 60_000;
-
-    static final String CACHE_PUBLIC = "public, max-age=60, stale-while-revalidate=300";
-    static final String CACHE_PRIVATE = "private, max-age=60, stale-while-revalidate=300";
-
+public final class StreamExchange {
     /** What the HTTP layer hands over with the request. */
     public record Settings(DurableStreams streams, Metrics metrics, CorsPolicy cors, HttpReplies replies,
             boolean open, long longPollMs, long maxAppendBytes) {}
@@ -70,45 +43,36 @@ public final class StreamExchange implements DurableStream.TailWaiter {
     private final String path;
     private final boolean keepAlive;
 
-    private DurableStream waitingOn;
-    private ScheduledFuture<?> timer;
-    private boolean sse;
-    private boolean sseBase64;
-    private long ssePosition;
-    private String cursor;
-    private long longPollPosition;
-    private boolean done;
-    /** A live read holds a subscriber slot (--max-subscribers) until it ends. */
-    private boolean readerSlot;
+    private final StreamReply reply;
 
-    private StreamExchange(Settings settings, ChannelHandlerContext ctx, HttpRequest request, String path,
-            boolean keepAlive) {
-        this.settings = settings;
-        this.streams = settings.streams();
-        this.ctx = ctx;
-        this.request = request;
-        this.path = path;
-        this.keepAlive = keepAlive;
+    private StreamExchange(StreamReply reply) {
+        this.reply = reply;
+        this.settings = reply.settings;
+        this.streams = reply.streams;
+        this.ctx = reply.ctx;
+        this.request = reply.request;
+        this.path = reply.path;
+        this.keepAlive = reply.keepAlive;
     }
 
     /**
-     * Serves the request; returns the exchange when a live read goes on (its connection must tell it when it
+     * Serves the request; returns the read when a live read goes on (its connection must tell it when it
      * closes), else null (answered). {@code body} is released here.
      *
      * @param path the stream's path as the protocol names it ({@code /v1/stream/...}, decoded)
      * @param offsets every {@code offset} parameter given; {@code live}, {@code cursor}: the parameters or null
      */
-    public static StreamExchange serve(Settings settings, ChannelHandlerContext ctx, HttpRequest request, String path,
+    public static LiveRead serve(Settings settings, ChannelHandlerContext ctx, HttpRequest request, String path,
             ByteBuf body, List<String> offsets, String live, String cursor, boolean keepAlive) {
-        StreamExchange x = new StreamExchange(settings, ctx, request, path, keepAlive);
+        StreamExchange x = new StreamExchange(new StreamReply(settings, ctx, request, path, keepAlive));
         try {
             HttpMethod m = request.method();
-            if (m.equals(HttpMethod.PUT)) {
+            if (m.equals(HttpMethod.GET)) {
+                return LiveRead.start(x.reply, offsets, live, cursor);
+            } else if (m.equals(HttpMethod.PUT)) {
                 x.create(body);
             } else if (m.equals(HttpMethod.POST)) {
                 x.append(body);
-            } else if (m.equals(HttpMethod.GET)) {
-                x.read(offsets, live, cursor);
             } else if (m.equals(HttpMethod.HEAD)) {
                 x.head();
             } else if (m.equals(HttpMethod.DELETE)) {
@@ -121,7 +85,7 @@ public final class StreamExchange implements DurableStream.TailWaiter {
         } finally {
             body.release();
         }
-        return x.done ? null : x;
+        return null;
     }
 
     // ---- create ---------------------------------------------------------------------------------------------
@@ -340,13 +304,8 @@ public final class StreamExchange implements DurableStream.TailWaiter {
     private void append(ByteBuf body) {
         HttpHeaders h = request.headers();
         long now = System.currentTimeMillis();
-        DurableStream s = streams.get(path, now);
+        DurableStream s = reply.existing(now);
         if (s == null) {
-            refuse(HttpResponseStatus.NOT_FOUND, "no stream at " + path);
-            return;
-        }
-        if (s.softDeleted) {
-            refuse(HttpResponseStatus.GONE, "the stream was deleted");
             return;
         }
         boolean close = "true".equals(h.get(CLOSED));
@@ -585,432 +544,32 @@ public final class StreamExchange implements DurableStream.TailWaiter {
     }
 
     private void delete() {
-        DurableStream s = streams.get(path, System.currentTimeMillis());
+        DurableStream s = reply.existing(System.currentTimeMillis());
         if (s == null) {
-            refuse(HttpResponseStatus.NOT_FOUND, "no stream at " + path);
-            return;
-        }
-        if (s.softDeleted) {
-            refuse(HttpResponseStatus.GONE, "the stream was deleted");
             return;
         }
         streams.delete(s);
         send(empty(HttpResponseStatus.NO_CONTENT));
     }
 
-    // ---- reads ----------------------------------------------------------------------------------------------
-
-    private void read(List<String> offsets, String live, String clientCursor) {
-        long now = System.currentTimeMillis();
-        DurableStream s = streams.get(path, now);
-        if (s == null) {
-            refuse(HttpResponseStatus.NOT_FOUND, "no stream at " + path);
-            return;
-        }
-        if (s.softDeleted) {
-            refuse(HttpResponseStatus.GONE, "the stream was deleted");
-            return;
-        }
-        String offset = null;
-        if (offsets != null && !offsets.isEmpty()) {
-            if (offsets.size() > 1) {
-                refuse(HttpResponseStatus.BAD_REQUEST, "one offset parameter, not several");
-                return;
-            }
-            offset = offsets.get(0);
-            if (offset.isEmpty()) {
-                refuse(HttpResponseStatus.BAD_REQUEST, "offset must not be empty");
-                return;
-            }
-            if (!offset.equals("now") && DurableStreamProtocol.position(offset) == Long.MIN_VALUE) {
-                refuse(HttpResponseStatus.BAD_REQUEST, "offset must be -1, now or an offset the server gave");
-                return;
-            }
-        }
-        boolean longPoll = "long-poll".equals(live);
-        sse = "sse".equals(live);
-        if ((longPoll || sse) && offset == null) {
-            refuse(HttpResponseStatus.BAD_REQUEST, "live=" + live + " needs an offset");
-            return;
-        }
-        s.lastAccessMs = now;
-        cursor = clientCursor;
-        boolean atNow = "now".equals(offset);
-        long position = offset == null ? -1 : atNow ? s.tail() : DurableStreamProtocol.position(offset);
-        if (sse || longPoll && position >= s.tail() && !s.isClosed()) {
-            if (!streams.admitReader()) {
-                FullHttpResponse r = response(HttpResponseStatus.SERVICE_UNAVAILABLE,
-                        "live readers are at their cap (--max-subscribers); retry later");
-                r.headers().set(HttpHeaderNames.RETRY_AFTER, "1");
-                send(r);
-                return;
-            }
-            readerSlot = true;
-        }
-        if (sse) {
-            startSse(s, position);
-            return;
-        }
-        if (atNow && !longPoll) {
-            FullHttpResponse r = s.json ? response(HttpResponseStatus.OK, s.contentType, "[]")
-                    : empty(HttpResponseStatus.OK);
-            r.headers().set(HttpHeaderNames.CONTENT_TYPE, s.contentType);
-            r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.tail()));
-            r.headers().set(UP_TO_DATE, "true");
-            r.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store");
-            if (s.isClosed()) {
-                r.headers().set(CLOSED, "true");
-            }
-            send(r);
-            return;
-        }
-        if (longPoll && position >= s.tail()) {
-            if (s.isClosed()) {
-                send(longPollEmpty(s, false));
-                return;
-            }
-            waitAtTail(s, position);
-            return;
-        }
-        answerCatchUp(s, position, offset == null ? "-1" : offset, longPoll);
-    }
-
-    /** A catch-up (or long-poll) answer with the messages after {@code position}, paged. */
-    private void answerCatchUp(DurableStream s, long position, String from, boolean longPoll) {
-        List<ByteBuf> parts = new ArrayList<>();
-        List<Long> ends = new ArrayList<>();
-        s.collect(position, Long.MAX_VALUE, parts, ends, MAX_READ_BYTES);
-        long next = ends.isEmpty() ? Math.max(position, s.tail()) : ends.get(ends.size() - 1);
-        if (ends.isEmpty() && position < s.tail()) {
-            next = s.tail();
-        }
-        boolean upToDate = next >= s.tail();
-        boolean closedHere = upToDate && s.isClosed();
-        String nextOffset = DurableStreamProtocol.offset(next);
-        String etag = DurableStreamProtocol.etag(path, from, nextOffset, closedHere);
-        String ifNoneMatch = request.headers().get(HttpHeaderNames.IF_NONE_MATCH);
-        if (etag.equals(ifNoneMatch)) {
-            FullHttpResponse r = empty(HttpResponseStatus.NOT_MODIFIED);
-            r.headers().set(HttpHeaderNames.ETAG, etag);
-            send(r);
-            return;
-        }
-        CompositeByteBuf content = ctx.alloc().compositeDirectBuffer(Math.max(2, parts.size() * 2 + 1));
-        if (s.json) {
-            content.addComponent(true, Unpooled.wrappedBuffer(new byte[] {'['}));
-        }
-        for (int i = 0; i < parts.size(); i++) {
-            if (s.json && i > 0) {
-                content.addComponent(true, Unpooled.wrappedBuffer(new byte[] {','}));
-            }
-            content.addComponent(true, parts.get(i).retainedDuplicate());
-        }
-        if (s.json) {
-            content.addComponent(true, Unpooled.wrappedBuffer(new byte[] {']'}));
-        }
-        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, content);
-        r.headers().set(HttpHeaderNames.CONTENT_TYPE, s.contentType);
-        r.headers().set(NEXT_OFFSET, nextOffset);
-        if (upToDate) {
-            r.headers().set(UP_TO_DATE, "true");
-        }
-        if (closedHere) {
-            r.headers().set(CLOSED, "true");
-        }
-        if (longPoll) {
-            r.headers().set(CURSOR, nextCursor());
-        }
-        // PROTOCOL.md 10.1: a chunk stays valid once served; private when reads need a token (a CDN must key on it)
-        r.headers().set(HttpHeaderNames.CACHE_CONTROL, settings.open() ? CACHE_PUBLIC : CACHE_PRIVATE);
-        r.headers().set(HttpHeaderNames.ETAG, etag);
-        settings.metrics().durableReads.increment();
-        send(r);
-    }
-
-    private FullHttpResponse longPollEmpty(DurableStream s, boolean withCursor) {
-        FullHttpResponse r = empty(HttpResponseStatus.NO_CONTENT);
-        r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(Math.min(longPollPosition(s), s.tail())));
-        r.headers().set(UP_TO_DATE, "true");
-        r.headers().set(CURSOR, nextCursor());
-        if (s.isClosed()) {
-            r.headers().set(CLOSED, "true");
-        }
-        return r;
-    }
-
-    private long longPollPosition(DurableStream s) {
-        return waitingOn == null && longPollPosition == 0 ? s.tail() : longPollPosition;
-    }
-
-    private String nextCursor() {
-        return DurableStreamProtocol.cursor(cursor, System.currentTimeMillis(), ThreadLocalRandom.current().nextLong());
-    }
-
-    private void waitAtTail(DurableStream s, long position) {
-        longPollPosition = position;
-        waitingOn = s;
-        s.waiters.add(this);
-        timer = ctx.channel().eventLoop().schedule(this::longPollTimedOut, settings.longPollMs(),
-                TimeUnit.MILLISECONDS);
-    }
-
-    private void stopWaiting() {
-        if (waitingOn != null) {
-            waitingOn.waiters.remove(this);
-            waitingOn = null;
-        }
-        if (timer != null) {
-            timer.cancel(false);
-            timer = null;
-        }
-    }
-
-    private void longPollTimedOut() {
-        DurableStream s = waitingOn;
-        if (s == null || done) {
-            return;
-        }
-        timer = null;
-        stopWaiting();
-        if (sse) {
-            sseKeepAlive(s);
-            return;
-        }
-        send(longPollEmpty(s, true));
-    }
-
-    @Override
-    public void wake() {
-        DurableStream s = waitingOn;
-        if (s == null || done) {
-            return;
-        }
-        if (sse) {
-            stopWaiting();
-            ssePump(s);
-            return;
-        }
-        if (s.softDeleted) {
-            stopWaiting();
-            refuse(HttpResponseStatus.GONE, "the stream was deleted");
-            return;
-        }
-        if (s.tail() > longPollPosition) {
-            stopWaiting();
-            answerCatchUp(s, longPollPosition, DurableStreamProtocol.offset(longPollPosition), true);
-        } else if (s.isClosed()) {
-            stopWaiting();
-            send(longPollEmpty(s, true));
-        }
-    }
-
-    /** The connection closed (or failed): a live read stops waiting. */
-    public void closed() {
-        if (sse && !done) {
-            settings.metrics().durableSseReaders.decrement();
-        }
-        done = true;
-        stopWaiting();
-        releaseReaderSlot();
-        if (sseEnd != null) {
-            sseEnd.cancel(false);
-        }
-    }
-
-    /** Whether the answer is complete (the connection may carry the next request). */
-    public boolean isDone() {
-        return done;
-    }
-
-    // ---- SSE ------------------------------------------------------------------------------------------------
-
-    private ScheduledFuture<?> sseEnd;
-
-    private void startSse(DurableStream s, long position) {
-        sseBase64 = !DurableStreamProtocol.isSseText(s.contentType);
-        HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
-        HttpHeaders h = head.headers();
-        h.set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream");
-        h.set(HttpHeaderNames.CACHE_CONTROL, "no-cache");
-        h.set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
-        if (sseBase64) {
-            h.set(DurableStreamProtocol.SSE_DATA_ENCODING, "base64");
-        }
-        decorate(h);
-        ctx.write(head);
-        settings.metrics().durableSseReaders.increment();
-        ssePosition = position;
-        sseEnd = ctx.channel().eventLoop().schedule(this::sseExpired, SSE_MAX_MS, TimeUnit.MILLISECONDS);
-        ssePump(s);
-    }
-
-    /** Writes every message after the reader's position, each with its control event; then waits or ends. */
-    private void ssePump(DurableStream s) {
-        if (done) {
-            return;
-        }
-        if (s.softDeleted) {
-            sseFinish();
-            return;
-        }
-        StringBuilder out = new StringBuilder(256);
-        while (true) {
-            List<ByteBuf> parts = new ArrayList<>();
-            List<Long> ends = new ArrayList<>();
-            s.collect(ssePosition, Long.MAX_VALUE, parts, ends, MAX_READ_BYTES);
-            if (parts.isEmpty()) {
-                break;
-            }
-            for (int i = 0; i < parts.size(); i++) {
-                byte[] bytes = ByteBufUtil.getBytes(parts.get(i));
-                String payload = s.json ? "[" + new String(bytes, StandardCharsets.UTF_8) + "]"
-                        : DurableStreamProtocol.ssePayload(bytes, sseBase64);
-                DurableStreamProtocol.sseEvent(out, "data", payload);
-                ssePosition = ends.get(i);
-                control(out, s, ssePosition);
-            }
-            if (out.length() > MAX_READ_BYTES) {
-                sseWrite(out);
-                out.setLength(0);
-            }
-        }
-        if (ssePosition < s.tail()) {
-            ssePosition = s.tail();
-        }
-        boolean closedAtTail = s.isClosed();
-        if (out.isEmpty() || closedAtTail) {
-            control(out, s, ssePosition);
-        }
-        sseWrite(out);
-        if (closedAtTail) {
-            sseFinish();
-            return;
-        }
-        ctx.flush();
-        waitingOn = s;
-        s.waiters.add(this);
-        timer = ctx.channel().eventLoop().schedule(this::longPollTimedOut, settings.longPollMs(),
-                TimeUnit.MILLISECONDS);
-    }
-
-    private void control(StringBuilder out, DurableStream s, long position) {
-        StringBuilder json = new StringBuilder(96).append("{\"streamNextOffset\":");
-        Json.quote(json, DurableStreamProtocol.offset(position));
-        boolean atTail = position >= s.tail();
-        if (atTail && s.isClosed()) {
-            json.append(",\"streamClosed\":true");
-        } else {
-            json.append(",\"streamCursor\":");
-            Json.quote(json, nextCursor());
-            if (atTail) {
-                json.append(",\"upToDate\":true");
-            }
-        }
-        json.append('}');
-        DurableStreamProtocol.sseEvent(out, "control", json);
-    }
-
-    private void sseKeepAlive(DurableStream s) {
-        StringBuilder out = new StringBuilder(128);
-        control(out, s, ssePosition);
-        sseWrite(out);
-        ctx.flush();
-        waitingOn = s;
-        s.waiters.add(this);
-        timer = ctx.channel().eventLoop().schedule(this::longPollTimedOut, settings.longPollMs(),
-                TimeUnit.MILLISECONDS);
-    }
-
-    private void sseWrite(StringBuilder out) {
-        if (out.isEmpty()) {
-            return;
-        }
-        ByteBuf bytes = ByteBufUtil.writeUtf8(ctx.alloc(), out);
-        settings.metrics().durableBytesOut.add(bytes.readableBytes());
-        ctx.write(new DefaultHttpContent(bytes));
-    }
-
-    private void sseExpired() {
-        if (!done) {
-            stopWaiting();
-            sseFinish();
-        }
-    }
-
-    private void sseFinish() {
-        done = true;
-        stopWaiting();
-        releaseReaderSlot();
-        if (sseEnd != null) {
-            sseEnd.cancel(false);
-        }
-        settings.metrics().durableSseReaders.decrement();
-        ChannelFuture f = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
-        if (!keepAlive) {
-            f.addListener(ChannelFutureListener.CLOSE);
-        }
-    }
-
-    // ---- replies --------------------------------------------------------------------------------------------
-
     private void overBudget() {
-        FullHttpResponse r = response(HttpResponseStatus.SERVICE_UNAVAILABLE,
-                "the server's memory budget is full; retry later");
-        r.headers().set(HttpHeaderNames.RETRY_AFTER, "1");
-        send(r);
+        reply.overBudget();
     }
 
     private void refuse(HttpResponseStatus status, String message) {
-        send(response(status, message));
+        reply.refuse(status, message);
     }
 
     private FullHttpResponse response(HttpResponseStatus status, String message) {
-        return response(status, "text/plain; charset=utf-8", message);
-    }
-
-    private FullHttpResponse response(HttpResponseStatus status, String contentType, String body) {
-        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
-                Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
-        r.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
-        return r;
+        return reply.response(status, message);
     }
 
     private static FullHttpResponse empty(HttpResponseStatus status) {
-        return new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.EMPTY_BUFFER);
-    }
-
-    private void decorate(HttpHeaders h) {
-        DurableStreamProtocol.securityHeaders(h);
-        if (settings.open()) {
-            h.set(HttpHeaderNames.ACCESS_CONTROL_ALLOW_ORIGIN, "*");
-            h.set(HttpHeaderNames.ACCESS_CONTROL_EXPOSE_HEADERS, DurableStreamProtocol.CORS_EXPOSE_HEADERS);
-        } else if (settings.cors().allowedOrigin(request) != null) {
-            settings.cors().apply(request, h);
-            h.set(HttpHeaderNames.ACCESS_CONTROL_EXPOSE_HEADERS, DurableStreamProtocol.CORS_EXPOSE_HEADERS);
-        }
-    }
-
-    private void releaseReaderSlot() {
-        if (readerSlot) {
-            readerSlot = false;
-            streams.releaseReader();
-        }
+        return StreamReply.empty(status);
     }
 
     private void send(FullHttpResponse r) {
-        done = true;
-        stopWaiting();
-        releaseReaderSlot();
-        HttpHeaders h = r.headers();
-        decorate(h);
-        int status = r.status().code();
-        if (status != 204 && status != 304) {
-            h.setInt(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes());
-        }
-        if (request.method().equals(HttpMethod.HEAD)) {
-            r.content().clear();
-        }
-        settings.replies().send(ctx, null, r, keepAlive);
+        reply.send(r);
     }
 
     private static void release(ByteBuf b) {
