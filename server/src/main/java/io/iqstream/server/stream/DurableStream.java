@@ -142,30 +142,24 @@ public final class DurableStream {
     }
 
     /**
-     * Collects the messages after byte position {@code after} and at most at {@code upTo} (a fork's cap on its
-     * parent), the parent's first, into {@code out} (each buffer as held: the caller takes duplicates), until
-     * {@code maxBytes} are collected (at least one message). Returns the bytes collected.
+     * Gathers the messages after byte position {@code after} and at most at {@code upTo} (a fork's cap on its
+     * parent), the parent's first, into {@code out}, until it holds {@code maxBytes} (at least one message).
      */
-    long collect(long after, long upTo, List<ByteBuf> out, List<Long> ends, long maxBytes) {
-        long got = 0;
+    void collect(long after, long upTo, MessageBatch out, long maxBytes) {
         if (parent != null && after < forkPosition) {
-            got = parent.collect(after, Math.min(upTo, forkPosition), out, ends, maxBytes);
-            if (got >= maxBytes && !out.isEmpty()) {
-                return got;
+            parent.collect(after, Math.min(upTo, forkPosition), out, maxBytes);
+            if (out.bytes() >= maxBytes && !out.isEmpty()) {
+                return;
             }
         }
         int n = count;
         Table t = table;
-        int i = firstAfter(t.ends, n, after);
-        for (; i < n && t.ends[i] <= upTo; i++) {
-            if (got >= maxBytes && !out.isEmpty()) {
-                break;
+        for (int i = firstAfter(t.ends, n, after); i < n && t.ends[i] <= upTo; i++) {
+            if (out.bytes() >= maxBytes && !out.isEmpty()) {
+                return;
             }
-            out.add(t.data[i]);
-            ends.add(t.ends[i]);
-            got += t.data[i].readableBytes();
+            out.add(t.data[i], t.ends[i]);
         }
-        return got;
     }
 
     /** The first message after byte position {@code after}, with its end, or null (the sub-offset of a fork). */

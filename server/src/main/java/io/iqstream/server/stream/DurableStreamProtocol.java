@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
+import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpHeaders;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -174,28 +175,88 @@ public final class DurableStreamProtocol {
         return out;
     }
 
-    /** Writes an SSE event: {@code event: <type>} and one {@code data:} line per line of {@code payload}. */
-    public static void sseEvent(StringBuilder sb, String type, CharSequence payload) {
-        sb.append("event: ").append(type).append('\n');
-        int start = 0;
-        int n = payload.length();
-        for (int i = 0; i < n; i++) {
-            char c = payload.charAt(i);
-            if (c == '\r' || c == '\n') {
-                sb.append("data:").append(payload, start, i).append('\n');
-                if (c == '\r' && i + 1 < n && payload.charAt(i + 1) == '\n') {
+    private static final byte[] DATA_EVENT = "event: data\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] CONTROL_EVENT = "event: control\ndata:{\"streamNextOffset\":\""
+            .getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] DATA = "data:".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] CURSOR_FIELD = "\",\"streamCursor\":\"".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] UP_TO_DATE_END = "\",\"upToDate\":true}\n\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] OPEN_END = "\"}\n\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] CLOSED_END = "\",\"streamClosed\":true}\n\n".getBytes(StandardCharsets.US_ASCII);
+
+    /**
+     * Writes one SSE data event for {@code message} (its readable bytes, not consumed): a JSON stream's values as
+     * one array, a text stream's bytes line by line (CR, LF and CRLF each end a line), any other type base64.
+     */
+    public static void writeDataEvent(ByteBuf out, ByteBuf message, boolean json, boolean base64) {
+        out.writeBytes(DATA_EVENT);
+        int from = message.readerIndex();
+        int to = message.writerIndex();
+        if (base64) {
+            out.writeBytes(DATA);
+            ByteBuf encoded = io.netty.handler.codec.base64.Base64.encode(message, from, to - from, false);
+            out.writeBytes(encoded);
+            encoded.release();
+            out.writeByte('\n').writeByte('\n');
+            return;
+        }
+        out.writeBytes(DATA);
+        if (json) {
+            out.writeByte('[');
+        }
+        int start = from;
+        for (int i = from; i < to; i++) {
+            byte b = message.getByte(i);
+            if (b == '\r' || b == '\n') {
+                out.writeBytes(message, start, i - start).writeByte('\n').writeBytes(DATA);
+                if (b == '\r' && i + 1 < to && message.getByte(i + 1) == '\n') {
                     i++;
                 }
                 start = i + 1;
             }
         }
-        sb.append("data:").append(payload, start, n).append("\n\n");
+        out.writeBytes(message, start, to - start);
+        if (json) {
+            out.writeByte(']');
+        }
+        out.writeByte('\n').writeByte('\n');
     }
 
-    /** A data event's payload as SSE carries it: the bytes as UTF-8 text, or base64 for a binary type. */
-    public static String ssePayload(byte[] bytes, boolean base64) {
-        return base64 ? Base64.getEncoder().encodeToString(bytes) : new String(bytes, StandardCharsets.UTF_8);
+    /**
+     * Writes one SSE control event: the offset after {@code position}, then {@code streamClosed} when the stream
+     * is closed there, else the cursor and {@code upToDate} when at the tail.
+     */
+    public static void writeControlEvent(ByteBuf out, long position, boolean closed, String cursor,
+            boolean upToDate) {
+        out.writeBytes(CONTROL_EVENT);
+        writeOffset(out, position);
+        if (closed) {
+            out.writeBytes(CLOSED_END);
+            return;
+        }
+        out.writeBytes(CURSOR_FIELD);
+        out.writeCharSequence(cursor, StandardCharsets.US_ASCII);
+        out.writeBytes(upToDate ? UP_TO_DATE_END : OPEN_END);
     }
+
+    /** Writes {@link #offset}'s text for {@code position} without making a string. */
+    public static void writeOffset(ByteBuf out, long position) {
+        out.writeBytes(OFFSET_PREFIX);
+        int at = out.writerIndex();
+        out.writeZero(16);
+        long v = position;
+        for (int i = 15; i >= 0 && v > 0; i--) {
+            out.setByte(at + i, (int) ('0' + v % 10));
+            v /= 10;
+        }
+        for (int i = 0; i < 16; i++) {
+            if (out.getByte(at + i) == 0) {
+                out.setByte(at + i, '0');
+            }
+        }
+    }
+
+    private static final byte[] OFFSET_PREFIX = "0000000000000000_".getBytes(StandardCharsets.US_ASCII);
 
     /**
      * The cursor of a live read's answer: the current 20 s interval since the epoch; when the client's cursor is

@@ -5,9 +5,7 @@ import static io.iqstream.server.stream.DurableStreamProtocol.CURSOR;
 import static io.iqstream.server.stream.DurableStreamProtocol.NEXT_OFFSET;
 import static io.iqstream.server.stream.DurableStreamProtocol.UP_TO_DATE;
 
-import io.iqstream.server.wire.Json;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFuture;
@@ -26,8 +24,6 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.concurrent.ScheduledFuture;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -66,6 +62,8 @@ public final class LiveRead implements DurableStream.TailWaiter {
     private boolean done;
     /** A live read holds a subscriber slot (--max-subscribers) until it ends. */
     private boolean readerSlot;
+    /** Messages of one answer or one delivery, reused. */
+    private final MessageBatch batch = new MessageBatch();
 
     private LiveRead(StreamReply reply) {
         this.reply = reply;
@@ -159,13 +157,10 @@ public final class LiveRead implements DurableStream.TailWaiter {
 
     /** A catch-up (or long-poll) answer with the messages after {@code position}, paged. */
     private void answerCatchUp(DurableStream s, long position, String from, boolean longPoll) {
-        List<ByteBuf> parts = new ArrayList<>();
-        List<Long> ends = new ArrayList<>();
-        s.collect(position, Long.MAX_VALUE, parts, ends, MAX_READ_BYTES);
-        long next = ends.isEmpty() ? Math.max(position, s.tail()) : ends.get(ends.size() - 1);
-        if (ends.isEmpty() && position < s.tail()) {
-            next = s.tail();
-        }
+        MessageBatch parts = batch;
+        parts.clear();
+        s.collect(position, Long.MAX_VALUE, parts, MAX_READ_BYTES);
+        long next = parts.isEmpty() ? Math.max(position, s.tail()) : parts.lastEnd();
         boolean upToDate = next >= s.tail();
         boolean closedHere = upToDate && s.isClosed();
         String nextOffset = DurableStreamProtocol.offset(next);
@@ -185,8 +180,9 @@ public final class LiveRead implements DurableStream.TailWaiter {
             if (s.json && i > 0) {
                 content.addComponent(true, Unpooled.wrappedBuffer(new byte[] {','}));
             }
-            content.addComponent(true, parts.get(i).retainedDuplicate());
+            content.addComponent(true, parts.data(i).retainedDuplicate());
         }
+        parts.clear();
         if (s.json) {
             content.addComponent(true, Unpooled.wrappedBuffer(new byte[] {']'}));
         }
@@ -254,10 +250,6 @@ public final class LiveRead implements DurableStream.TailWaiter {
         }
         timer = null;
         stopWaiting();
-        if (sse) {
-            sseKeepAlive(s);
-            return;
-        }
         send(longPollEmpty(s, true));
     }
 
@@ -268,7 +260,6 @@ public final class LiveRead implements DurableStream.TailWaiter {
             return;
         }
         if (sse) {
-            stopWaiting();
             ssePump(s);
             return;
         }
@@ -294,9 +285,7 @@ public final class LiveRead implements DurableStream.TailWaiter {
         done = true;
         stopWaiting();
         releaseReaderSlot();
-        if (sseEnd != null) {
-            sseEnd.cancel(false);
-        }
+        cancelSseTimers();
     }
 
     /** Whether the answer is complete (the connection may carry the next request). */
@@ -307,6 +296,9 @@ public final class LiveRead implements DurableStream.TailWaiter {
     // ---- SSE ------------------------------------------------------------------------------------------------
 
     private ScheduledFuture<?> sseEnd;
+    private ScheduledFuture<?> sseTick;
+    /** Something was written since the last tick (else the tick writes a control event: the keep-alive). */
+    private boolean sseWrote;
 
     private void startSse(DurableStream s, long position) {
         sseBase64 = !DurableStreamProtocol.isSseText(s.contentType);
@@ -322,11 +314,17 @@ public final class LiveRead implements DurableStream.TailWaiter {
         ctx.write(head);
         settings.metrics().durableSseReaders.increment();
         ssePosition = position;
+        // registered at the tail for the response's life: each append wakes it, no timer per delivery
+        waitingOn = s;
+        s.waiters.add(this);
+        long tickMs = settings.longPollMs();
         sseEnd = ctx.channel().eventLoop().schedule(this::sseExpired, SSE_MAX_MS, TimeUnit.MILLISECONDS);
+        sseTick = ctx.channel().eventLoop().scheduleAtFixedRate(this::sseTick, tickMs, tickMs,
+                TimeUnit.MILLISECONDS);
         ssePump(s);
     }
 
-    /** Writes every message after the reader's position, each with its control event; then waits or ends. */
+    /** Writes every message after the reader's position, each with its control event; ends at a closed tail. */
     private void ssePump(DurableStream s) {
         if (done) {
             return;
@@ -335,81 +333,79 @@ public final class LiveRead implements DurableStream.TailWaiter {
             sseFinish();
             return;
         }
-        StringBuilder out = new StringBuilder(256);
+        String cursorNow = nextCursor();
+        ByteBuf out = ctx.alloc().ioBuffer(512);
+        boolean wrote = false;
         while (true) {
-            List<ByteBuf> parts = new ArrayList<>();
-            List<Long> ends = new ArrayList<>();
-            s.collect(ssePosition, Long.MAX_VALUE, parts, ends, MAX_READ_BYTES);
-            if (parts.isEmpty()) {
+            batch.clear();
+            s.collect(ssePosition, Long.MAX_VALUE, batch, MAX_READ_BYTES);
+            if (batch.isEmpty()) {
                 break;
             }
-            for (int i = 0; i < parts.size(); i++) {
-                byte[] bytes = ByteBufUtil.getBytes(parts.get(i));
-                String payload = s.json ? "[" + new String(bytes, StandardCharsets.UTF_8) + "]"
-                        : DurableStreamProtocol.ssePayload(bytes, sseBase64);
-                DurableStreamProtocol.sseEvent(out, "data", payload);
-                ssePosition = ends.get(i);
-                control(out, s, ssePosition);
+            long tail = s.tail();
+            boolean closed = s.isClosed();
+            for (int i = 0; i < batch.size(); i++) {
+                DurableStreamProtocol.writeDataEvent(out, batch.data(i), s.json, sseBase64);
+                ssePosition = batch.end(i);
+                boolean atTail = ssePosition >= tail;
+                DurableStreamProtocol.writeControlEvent(out, ssePosition, atTail && closed, cursorNow, atTail);
             }
-            if (out.length() > MAX_READ_BYTES) {
+            wrote = true;
+            if (out.readableBytes() > MAX_READ_BYTES) {
                 sseWrite(out);
-                out.setLength(0);
+                out = ctx.alloc().ioBuffer(512);
             }
         }
+        batch.clear();
         if (ssePosition < s.tail()) {
             ssePosition = s.tail();
         }
         boolean closedAtTail = s.isClosed();
-        if (out.isEmpty() || closedAtTail) {
-            control(out, s, ssePosition);
+        if (!wrote || closedAtTail && !out.isReadable()) {
+            DurableStreamProtocol.writeControlEvent(out, ssePosition, closedAtTail, cursorNow, true);
         }
         sseWrite(out);
+        sseWrote = true;
         if (closedAtTail) {
             sseFinish();
             return;
         }
         ctx.flush();
-        waitingOn = s;
-        s.waiters.add(this);
-        timer = ctx.channel().eventLoop().schedule(this::longPollTimedOut, settings.longPollMs(),
-                TimeUnit.MILLISECONDS);
     }
 
-    private void control(StringBuilder out, DurableStream s, long position) {
-        StringBuilder json = new StringBuilder(96).append("{\"streamNextOffset\":");
-        Json.quote(json, DurableStreamProtocol.offset(position));
-        boolean atTail = position >= s.tail();
-        if (atTail && s.isClosed()) {
-            json.append(",\"streamClosed\":true");
-        } else {
-            json.append(",\"streamCursor\":");
-            Json.quote(json, nextCursor());
-            if (atTail) {
-                json.append(",\"upToDate\":true");
-            }
-        }
-        json.append('}');
-        DurableStreamProtocol.sseEvent(out, "control", json);
-    }
-
-    private void sseKeepAlive(DurableStream s) {
-        StringBuilder out = new StringBuilder(128);
-        control(out, s, ssePosition);
-        sseWrite(out);
-        ctx.flush();
-        waitingOn = s;
-        s.waiters.add(this);
-        timer = ctx.channel().eventLoop().schedule(this::longPollTimedOut, settings.longPollMs(),
-                TimeUnit.MILLISECONDS);
-    }
-
-    private void sseWrite(StringBuilder out) {
-        if (out.isEmpty()) {
+    /** Every --durable-streams-long-poll: a control event when nothing else was written (the keep-alive). */
+    private void sseTick() {
+        DurableStream s = waitingOn;
+        if (done || s == null) {
             return;
         }
-        ByteBuf bytes = ByteBufUtil.writeUtf8(ctx.alloc(), out);
-        settings.metrics().durableBytesOut.add(bytes.readableBytes());
-        ctx.write(new DefaultHttpContent(bytes));
+        if (!sseWrote) {
+            ByteBuf out = ctx.alloc().ioBuffer(128);
+            DurableStreamProtocol.writeControlEvent(out, ssePosition, false, nextCursor(), true);
+            sseWrite(out);
+            ctx.flush();
+        }
+        sseWrote = false;
+    }
+
+    private void sseWrite(ByteBuf out) {
+        if (!out.isReadable()) {
+            out.release();
+            return;
+        }
+        settings.metrics().durableBytesOut.add(out.readableBytes());
+        ctx.write(new DefaultHttpContent(out));
+    }
+
+    private void cancelSseTimers() {
+        if (sseEnd != null) {
+            sseEnd.cancel(false);
+            sseEnd = null;
+        }
+        if (sseTick != null) {
+            sseTick.cancel(false);
+            sseTick = null;
+        }
     }
 
     private void sseExpired() {
@@ -423,9 +419,7 @@ public final class LiveRead implements DurableStream.TailWaiter {
         done = true;
         stopWaiting();
         releaseReaderSlot();
-        if (sseEnd != null) {
-            sseEnd.cancel(false);
-        }
+        cancelSseTimers();
         settings.metrics().durableSseReaders.decrement();
         ChannelFuture f = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
         if (!keepAlive) {

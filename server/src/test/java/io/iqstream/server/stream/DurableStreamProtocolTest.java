@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -48,9 +50,42 @@ class DurableStreamProtocolTest {
 
     @Test
     void sseDataIsOneLinePerLineWhateverTheLineEnd() {
-        StringBuilder sb = new StringBuilder();
-        DurableStreamProtocol.sseEvent(sb, "data", "a\r\nb\rc\nd");
-        assertEquals("event: data\ndata:a\ndata:b\ndata:c\ndata:d\n\n", sb.toString());
+        assertEquals("event: data\ndata:a\ndata:b\ndata:c\ndata:d\n\n", data("a\r\nb\rc\nd", false, false));
+        assertEquals("event: data\ndata:[{\"a\":1},2]\n\n", data("{\"a\":1},2", true, false));
+        assertEquals("event: data\ndata:AAEC/w==\n\n", data(new byte[] {0, 1, 2, (byte) 0xff}, true));
+        assertEquals("event: data\ndata:\n\n", data("", false, false));
+    }
+
+    @Test
+    void controlEventsNameTheOffsetAndTheState() {
+        ByteBuf out = Unpooled.buffer();
+        DurableStreamProtocol.writeControlEvent(out, 42, false, "7", true);
+        assertEquals("event: control\ndata:{\"streamNextOffset\":\"0000000000000000_0000000000000042\","
+                + "\"streamCursor\":\"7\",\"upToDate\":true}\n\n", out.toString(StandardCharsets.UTF_8));
+        out.clear();
+        DurableStreamProtocol.writeControlEvent(out, 1234567890123L, true, "7", true);
+        assertEquals("event: control\ndata:{\"streamNextOffset\":\"0000000000000000_0000001234567890\"".replace(
+                "0000001234567890", "0001234567890123") + ",\"streamClosed\":true}\n\n",
+                out.toString(StandardCharsets.UTF_8));
+        out.release();
+    }
+
+    private static String data(String text, boolean json, boolean base64) {
+        return data(text.getBytes(StandardCharsets.UTF_8), json, base64);
+    }
+
+    private static String data(byte[] bytes, boolean base64) {
+        return data(bytes, false, base64);
+    }
+
+    private static String data(byte[] bytes, boolean json, boolean base64) {
+        ByteBuf out = Unpooled.buffer();
+        ByteBuf message = Unpooled.wrappedBuffer(bytes);
+        DurableStreamProtocol.writeDataEvent(out, message, json, base64);
+        assertEquals(bytes.length, message.readableBytes(), "the message is not consumed");
+        String s = out.toString(StandardCharsets.UTF_8);
+        out.release();
+        return s;
     }
 
     @Test
