@@ -1,17 +1,14 @@
 package io.iqstream.server.stream;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.core.JsonToken;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpHeaders;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
-import java.util.List;
 import java.util.Locale;
 import java.util.regex.Pattern;
 
@@ -73,8 +70,7 @@ public final class DurableStreamProtocol {
     private static final Pattern DIGITS = Pattern.compile("\\d{1,18}");
     private static final Pattern MEDIA_TYPE = Pattern.compile("^[\\w.+-]+/[\\w.+-]+.*");
 
-    private static final ObjectMapper JSON = JsonMapper.builder()
-            .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS).build();
+    private static final JsonFactory JSON = new JsonFactory();
 
     private DurableStreamProtocol() {
     }
@@ -146,33 +142,83 @@ public final class DurableStreamProtocol {
     }
 
     /**
-     * The values of a JSON append, each re-serialised compactly: a top-level array contributes its elements (one
-     * level flattened), any other value itself. Null when the body is not one well-formed JSON value; an empty
-     * list for {@code []}.
+     * Where the values of a JSON append lie in {@code body}: a top-level array contributes its elements (one
+     * level flattened), any other value itself; as {@code [start, end)} byte pairs, each value's bytes exactly as
+     * sent (nothing re-serialised: numbers keep every digit). Null when the body is not one well-formed JSON
+     * value; an empty array for {@code []}.
      */
-    public static List<byte[]> jsonValues(byte[] body) {
-        JsonNode node;
-        try (JsonParser p = JSON.createParser(body)) {
-            node = JSON.readTree(p);
-            if (node == null || p.nextToken() != null) {
+    public static int[] jsonValueRanges(byte[] body, int length) {
+        try (JsonParser p = JSON.createParser(body, 0, length)) {
+            JsonToken t = p.nextToken();
+            if (t == null) {
                 return null;
             }
-        } catch (IOException e) {
-            return null;
-        }
-        List<byte[]> out = new ArrayList<>();
-        try {
-            if (node.isArray()) {
-                for (JsonNode element : node) {
-                    out.add(JSON.writeValueAsBytes(element));
+            int[] out = new int[8];
+            int n = 0;
+            if (t == JsonToken.START_ARRAY) {
+                while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
+                    if (t == null) {
+                        return null;
+                    }
+                    if (n + 2 > out.length) {
+                        out = Arrays.copyOf(out, out.length * 2);
+                    }
+                    n = valueRange(p, body, out, n);
                 }
             } else {
-                out.add(JSON.writeValueAsBytes(node));
+                n = valueRange(p, body, out, n);
             }
+            if (p.nextToken() != null) {
+                return null;
+            }
+            return Arrays.copyOf(out, n);
         } catch (IOException e) {
             return null;
         }
-        return out;
+    }
+
+    /** The range of the value whose first token the parser is on: from that token to the end of the value. */
+    private static int valueRange(JsonParser p, byte[] body, int[] out, int n) throws IOException {
+        int start = (int) p.currentTokenLocation().getByteOffset();
+        if (p.currentToken().isStructStart()) {
+            p.skipChildren();
+        } else {
+            p.finishToken();
+        }
+        int end = (int) p.currentLocation().getByteOffset();
+        while (end > start && isJsonSpace(body[end - 1])) {
+            end--;
+        }
+        if (!p.currentToken().isStructEnd()) {
+            // a scalar: Jackson may have read the byte after it (a delimiter); the value ends at its last byte
+            end = scalarEnd(body, start, end);
+        }
+        out[n] = start;
+        out[n + 1] = end;
+        return n + 2;
+    }
+
+    private static int scalarEnd(byte[] body, int start, int end) {
+        if (body[start] == '"') {
+            // a string ends at its closing quote (escapes skipped)
+            for (int i = start + 1; i < body.length; i++) {
+                if (body[i] == '\\') {
+                    i++;
+                } else if (body[i] == '"') {
+                    return i + 1;
+                }
+            }
+            return end;
+        }
+        int i = start;
+        while (i < body.length && !isJsonSpace(body[i]) && body[i] != ',' && body[i] != ']' && body[i] != '}') {
+            i++;
+        }
+        return i;
+    }
+
+    private static boolean isJsonSpace(byte b) {
+        return b == ' ' || b == '\t' || b == '\n' || b == '\r';
     }
 
     private static final byte[] DATA_EVENT = "event: data\n".getBytes(StandardCharsets.US_ASCII);

@@ -21,6 +21,7 @@ import java.time.OffsetDateTime;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 
@@ -291,12 +292,12 @@ public final class StreamExchange {
         whole[0] = '[';
         first.getBytes(first.readerIndex(), whole, 1, first.readableBytes());
         whole[whole.length - 1] = ']';
-        List<byte[]> values = DurableStreamProtocol.jsonValues(whole);
-        if (values == null || subOffset > values.size()) {
+        int[] ranges = DurableStreamProtocol.jsonValueRanges(whole, whole.length);
+        if (ranges == null || subOffset > ranges.length / 2) {
             refuse(HttpResponseStatus.BAD_REQUEST, "Stream-Fork-Sub-Offset is past the message's values");
             return null;
         }
-        return joined(values.subList(0, (int) subOffset));
+        return joined(whole, Arrays.copyOf(ranges, (int) subOffset * 2));
     }
 
     // ---- append and close -----------------------------------------------------------------------------------
@@ -480,31 +481,33 @@ public final class StreamExchange {
         if (!json) {
             return copy(body);
         }
-        List<byte[]> values = DurableStreamProtocol.jsonValues(ByteBufUtil.getBytes(body));
-        if (values == null) {
+        byte[] bytes = ByteBufUtil.getBytes(body);
+        int[] ranges = DurableStreamProtocol.jsonValueRanges(bytes, bytes.length);
+        if (ranges == null) {
             refuse(HttpResponseStatus.BAD_REQUEST, "the body is not valid JSON");
             return null;
         }
-        if (values.isEmpty()) {
+        if (ranges.length == 0) {
             if (!creating) {
                 refuse(HttpResponseStatus.BAD_REQUEST, "an empty JSON array appends nothing");
             }
             return creating ? Unpooled.EMPTY_BUFFER : null;
         }
-        return joined(values);
+        return joined(bytes, ranges);
     }
 
-    private ByteBuf joined(List<byte[]> values) {
-        int size = values.size() - 1;
-        for (byte[] v : values) {
-            size += v.length;
+    /** The values at {@code ranges} of {@code bytes}, joined by commas, in a buffer of exactly their size. */
+    private ByteBuf joined(byte[] bytes, int[] ranges) {
+        int size = ranges.length / 2 - 1;
+        for (int i = 0; i < ranges.length; i += 2) {
+            size += ranges[i + 1] - ranges[i];
         }
         ByteBuf out = ctx.alloc().directBuffer(Math.max(size, 1));
-        for (int i = 0; i < values.size(); i++) {
+        for (int i = 0; i < ranges.length; i += 2) {
             if (i > 0) {
                 out.writeByte(',');
             }
-            out.writeBytes(values.get(i));
+            out.writeBytes(bytes, ranges[i], ranges[i + 1] - ranges[i]);
         }
         return out;
     }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -36,16 +37,32 @@ class DurableStreamProtocolTest {
     }
 
     @Test
-    void jsonAppendsFlattenOneArrayLevel() {
-        List<byte[]> v = DurableStreamProtocol.jsonValues("[{\"a\":1},[2,3],\"x\"]".getBytes(StandardCharsets.UTF_8));
-        assertEquals(3, v.size());
-        assertEquals("[2,3]", new String(v.get(1), StandardCharsets.UTF_8));
-        assertEquals(1, DurableStreamProtocol.jsonValues("{\"a\": 1}".getBytes(StandardCharsets.UTF_8)).size());
-        assertEquals(0, DurableStreamProtocol.jsonValues("[]".getBytes(StandardCharsets.UTF_8)).size());
-        assertNull(DurableStreamProtocol.jsonValues("{\"a\":".getBytes(StandardCharsets.UTF_8)));
-        assertNull(DurableStreamProtocol.jsonValues("1 2".getBytes(StandardCharsets.UTF_8)));
-        assertEquals("0.10000000000000000001", new String(DurableStreamProtocol.jsonValues(
-                "0.10000000000000000001".getBytes(StandardCharsets.UTF_8)).get(0), StandardCharsets.UTF_8));
+    void jsonAppendsFlattenOneArrayLevelAndKeepEachValuesBytes() {
+        assertEquals(List.of("{\"a\":1}", "[2,3]", "\"x\""), values("[{\"a\":1},[2,3],\"x\"]"));
+        assertEquals(List.of("1", "2", "3"), values("[1, 2 ,3]"));
+        assertEquals(List.of("\"s\"", "true", "null", "-1.5e3"), values("[ \"s\" , true,null,-1.5e3 ]"));
+        assertEquals(List.of("\"a\\\"b,]\""), values("\"a\\\"b,]\""));
+        assertEquals(List.of("42"), values(" 42 "));
+        assertEquals(List.of("{\n  \"a\": 1\n}"), values("{\n  \"a\": 1\n}\n"));
+        assertEquals(List.of("0.10000000000000000001"), values("0.10000000000000000001"));
+        assertEquals(List.of("[[1,2,3]]"), values("[[[1,2,3]]]"));
+        assertEquals(List.of(), values("[]"));
+        for (String bad : new String[] {"{\"a\":", "1 2", "[1,]", "", "nul", "{\"a\" 1}", "[1] x"}) {
+            assertNull(values(bad), bad);
+        }
+    }
+
+    private static List<String> values(String json) {
+        byte[] bytes = json.getBytes(StandardCharsets.UTF_8);
+        int[] ranges = DurableStreamProtocol.jsonValueRanges(bytes, bytes.length);
+        if (ranges == null) {
+            return null;
+        }
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < ranges.length; i += 2) {
+            out.add(new String(bytes, ranges[i], ranges[i + 1] - ranges[i], StandardCharsets.UTF_8));
+        }
+        return out;
     }
 
     @Test
