@@ -1,0 +1,609 @@
+package io.iqstream.server.stream;
+
+import static io.iqstream.server.stream.DurableStreamProtocol.CLOSED;
+import static io.iqstream.server.stream.DurableStreamProtocol.NEXT_OFFSET;
+
+import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.wire.CorsPolicy;
+import io.iqstream.server.wire.HttpReplies;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Serves one Durable Streams request, whole body in hand, on the stream's owner worker: create (PUT, forks
+ * included), append and close (POST, with Stream-Seq and idempotent producers), HEAD and DELETE; a read (GET)
+ * goes to {@link LiveRead}.
+ *
+ * <p>One per request; confined to the owner worker's loop.
+ */
+public final class StreamExchange {
+    /** What the HTTP layer hands over with the request. */
+    public record Settings(DurableStreams streams, Metrics metrics, CorsPolicy cors, HttpReplies replies,
+            boolean open, long longPollMs, long maxAppendBytes) {}
+
+    private final Settings settings;
+    private final DurableStreams streams;
+    private final ChannelHandlerContext ctx;
+    private final HttpRequest request;
+    private final String path;
+    private final boolean keepAlive;
+
+    private final StreamReply reply;
+
+    private StreamExchange(StreamReply reply) {
+        this.reply = reply;
+        this.settings = reply.settings;
+        this.streams = reply.streams;
+        this.ctx = reply.ctx;
+        this.request = reply.request;
+        this.path = reply.path;
+        this.keepAlive = reply.keepAlive;
+    }
+
+    /**
+     * Serves the request; returns the read when a live read goes on (its connection must tell it when it
+     * closes), else null (answered). {@code body} is released here.
+     *
+     * @param path the stream's path as the protocol names it ({@code /v1/stream/...}, decoded)
+     * @param offsets every {@code offset} parameter given; {@code live}, {@code cursor}: the parameters or null
+     */
+    public static LiveRead serve(Settings settings, ChannelHandlerContext ctx, HttpRequest request, String path,
+            ByteBuf body, List<String> offsets, String live, String cursor, boolean keepAlive) {
+        StreamExchange x = new StreamExchange(new StreamReply(settings, ctx, request, path, keepAlive));
+        try {
+            HttpMethod m = request.method();
+            if (m.equals(HttpMethod.GET)) {
+                return LiveRead.start(x.reply, offsets, live, cursor);
+            } else if (m.equals(HttpMethod.PUT)) {
+                x.create(body);
+            } else if (m.equals(HttpMethod.POST)) {
+                x.append(body);
+            } else if (m.equals(HttpMethod.HEAD)) {
+                x.head();
+            } else if (m.equals(HttpMethod.DELETE)) {
+                x.delete();
+            } else {
+                FullHttpResponse r = x.response(HttpResponseStatus.METHOD_NOT_ALLOWED, "method not allowed");
+                r.headers().set(HttpHeaderNames.ALLOW, DurableStreamProtocol.CORS_METHODS);
+                x.send(r);
+            }
+        } finally {
+            body.release();
+        }
+        return null;
+    }
+
+    // ---- create ---------------------------------------------------------------------------------------------
+
+    private void create(ByteBuf body) {
+        HttpHeaders h = request.headers();
+        String contentType = h.get(HttpHeaderNames.CONTENT_TYPE);
+        String forkedFrom = h.get(DurableStreamProtocol.FORKED_FROM);
+        String forkOffset = h.get(DurableStreamProtocol.FORK_OFFSET);
+        String subOffsetText = h.get(DurableStreamProtocol.FORK_SUB_OFFSET);
+        String ttlText = h.get(DurableStreamProtocol.TTL);
+        String expiresAt = h.get(DurableStreamProtocol.EXPIRES_AT);
+        boolean createClosed = "true".equals(h.get(CLOSED));
+        if (!DurableStreamProtocol.isMediaType(contentType)) {
+            contentType = null;
+        }
+        if (ttlText != null && expiresAt != null) {
+            refuse(HttpResponseStatus.BAD_REQUEST, "give Stream-TTL or Stream-Expires-At, not both");
+            return;
+        }
+        long ttl = -1;
+        if (ttlText != null) {
+            ttl = DurableStreamProtocol.ttlSeconds(ttlText.trim());
+            if (ttl < 0) {
+                refuse(HttpResponseStatus.BAD_REQUEST, "Stream-TTL must be a whole number of seconds");
+                return;
+            }
+        }
+        long expiresAtMs = 0;
+        if (expiresAt != null) {
+            expiresAtMs = timestampMs(expiresAt.trim());
+            if (expiresAtMs == Long.MIN_VALUE) {
+                refuse(HttpResponseStatus.BAD_REQUEST, "Stream-Expires-At must be an RFC 3339 timestamp");
+                return;
+            }
+        }
+        if (forkOffset != null && DurableStreamProtocol.position(forkOffset) < 0) {
+            refuse(HttpResponseStatus.BAD_REQUEST, "Stream-Fork-Offset must be an offset");
+            return;
+        }
+        long subOffset = 0;
+        if (subOffsetText != null) {
+            if (forkedFrom == null) {
+                refuse(HttpResponseStatus.BAD_REQUEST, "Stream-Fork-Sub-Offset needs Stream-Forked-From");
+                return;
+            }
+            subOffset = DurableStreamProtocol.ttlSeconds(subOffsetText.trim());
+            if (subOffset < 0) {
+                refuse(HttpResponseStatus.BAD_REQUEST, "Stream-Fork-Sub-Offset must be a non-negative integer");
+                return;
+            }
+        }
+        long now = System.currentTimeMillis();
+        DurableStream existing = streams.get(path, now);
+        if (existing != null) {
+            if (existing.softDeleted) {
+                refuse(HttpResponseStatus.CONFLICT, "the stream was deleted but its forks still read it: the path "
+                        + "cannot be reused until they are gone");
+                return;
+            }
+            String parentPath = existing.parent == null ? null : existing.parent.path;
+            boolean inherits = existing.parent != null && ttlText == null && expiresAt == null;
+            boolean same = DurableStreamProtocol.mediaType(orDefault(contentType, existing.contentType, forkedFrom))
+                    .equals(DurableStreamProtocol.mediaType(existing.contentType))
+                    && (inherits || ttl == existing.ttlSeconds && Objects.equals(expiresAt, existing.expiresAt))
+                    && createClosed == existing.isClosed()
+                    && Objects.equals(forkedFrom, parentPath)
+                    && (forkOffset == null || existing.parent != null
+                            && DurableStreamProtocol.position(forkOffset) == existing.forkPosition)
+                    && subOffset == existing.forkSubOffset;
+            if (!same) {
+                refuse(HttpResponseStatus.CONFLICT, "the stream exists with another configuration");
+                return;
+            }
+            FullHttpResponse r = empty(HttpResponseStatus.OK);
+            r.headers().set(HttpHeaderNames.CONTENT_TYPE, existing.contentType);
+            r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(existing.tail()));
+            if (existing.isClosed()) {
+                r.headers().set(CLOSED, "true");
+            }
+            send(r);
+            return;
+        }
+        DurableStream parent = null;
+        long forkPosition = 0;
+        ByteBuf prefix = null;
+        if (forkedFrom != null) {
+            parent = streams.parentFor(forkedFrom, now);
+            if (parent == null) {
+                refuse(HttpResponseStatus.NOT_FOUND, "no stream to fork at " + forkedFrom);
+                return;
+            }
+            if (parent.softDeleted) {
+                refuse(HttpResponseStatus.CONFLICT, "the stream to fork was deleted (its forks still read it)");
+                return;
+            }
+            if (contentType != null && !DurableStreamProtocol.mediaType(contentType)
+                    .equals(DurableStreamProtocol.mediaType(parent.contentType))) {
+                refuse(HttpResponseStatus.CONFLICT, "a fork has its source's content type, " + parent.contentType);
+                return;
+            }
+            contentType = parent.contentType;
+            forkPosition = forkOffset == null ? parent.tail() : DurableStreamProtocol.position(forkOffset);
+            if (forkPosition > parent.tail()) {
+                refuse(HttpResponseStatus.BAD_REQUEST, "Stream-Fork-Offset is beyond the source stream's end");
+                return;
+            }
+            if (subOffset > 0) {
+                prefix = subOffsetPrefix(parent, forkPosition, subOffset);
+                if (prefix == null) {
+                    return;
+                }
+            }
+            if (ttlText == null && expiresAt == null) {
+                ttl = parent.ttlSeconds;
+                expiresAt = parent.expiresAt;
+                expiresAtMs = parent.expiresAtMs;
+            }
+        }
+        if (contentType == null) {
+            contentType = DurableStreamProtocol.DEFAULT_CONTENT_TYPE;
+        }
+        ByteBuf initial = null;
+        if (body.isReadable()) {
+            initial = message(DurableStreamProtocol.isJson(contentType), body, true);
+            if (initial == null) {
+                release(prefix);
+                return;
+            }
+        }
+        if (!streams.admit()) {
+            release(prefix);
+            release(initial);
+            overBudget();
+            return;
+        }
+        DurableStream s = new DurableStream(path, contentType, ttl, expiresAt, expiresAtMs, parent, forkPosition,
+                prefix == null ? 0 : subOffset, createClosed, now);
+        long bytes = (prefix == null ? 0 : prefix.readableBytes()) + (initial == null ? 0 : initial.readableBytes());
+        long charged = bytes + (prefix == null ? 0 : DurableStreams.MESSAGE_OVERHEAD_BYTES)
+                + (initial == null ? 0 : DurableStreams.MESSAGE_OVERHEAD_BYTES);
+        if (bytes > streams.maxStreamBytes()) {
+            streams.unadmit();
+            release(prefix);
+            release(initial);
+            refuse(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "a stream holds at most " + streams.maxStreamBytes()
+                    + " bytes (--max-run-bytes)");
+            return;
+        }
+        if (!streams.charge(s, charged)) {
+            streams.unadmit();
+            release(prefix);
+            release(initial);
+            overBudget();
+            return;
+        }
+        if (parent != null && !streams.holdForFork(parent)) {
+            streams.uncharge(s, charged);
+            streams.unadmit();
+            release(prefix);
+            release(initial);
+            refuse(HttpResponseStatus.NOT_FOUND, "no stream to fork at " + forkedFrom);
+            return;
+        }
+        if (prefix != null) {
+            s.append(prefix);
+        }
+        if (initial != null) {
+            s.append(initial);
+        }
+        if (createClosed) {
+            s.close();
+        }
+        streams.put(s);
+        settings.metrics().durableBytesHeld.add(bytes);
+        FullHttpResponse r = empty(HttpResponseStatus.CREATED);
+        r.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
+        r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.tail()));
+        String host = request.headers().get(HttpHeaderNames.HOST);
+        r.headers().set(HttpHeaderNames.LOCATION, (host == null ? "" : "http://" + host) + request.uri());
+        if (createClosed) {
+            r.headers().set(CLOSED, "true");
+        }
+        send(r);
+    }
+
+    /** The part of the source's first message past the fork point that a sub-offset fork starts with. */
+    private ByteBuf subOffsetPrefix(DurableStream parent, long forkPosition, long subOffset) {
+        long[] end = new long[1];
+        ByteBuf first = parent.firstAfter(forkPosition, end);
+        if (first == null) {
+            refuse(HttpResponseStatus.BAD_REQUEST, "Stream-Fork-Sub-Offset: no message past the fork offset");
+            return null;
+        }
+        if (!parent.json) {
+            if (subOffset > first.readableBytes()) {
+                refuse(HttpResponseStatus.BAD_REQUEST, "Stream-Fork-Sub-Offset is past the message's end");
+                return null;
+            }
+            return copy(first.duplicate().writerIndex(first.readerIndex() + (int) subOffset));
+        }
+        byte[] whole = new byte[first.readableBytes() + 2];
+        whole[0] = '[';
+        first.getBytes(first.readerIndex(), whole, 1, first.readableBytes());
+        whole[whole.length - 1] = ']';
+        int[] ranges = DurableStreamProtocol.jsonValueRanges(whole, whole.length);
+        if (ranges == null || subOffset > ranges.length / 2) {
+            refuse(HttpResponseStatus.BAD_REQUEST, "Stream-Fork-Sub-Offset is past the message's values");
+            return null;
+        }
+        return joined(whole, Arrays.copyOf(ranges, (int) subOffset * 2));
+    }
+
+    // ---- append and close -----------------------------------------------------------------------------------
+
+    private void append(ByteBuf body) {
+        HttpHeaders h = request.headers();
+        long now = System.currentTimeMillis();
+        DurableStream s = reply.existing(now);
+        if (s == null) {
+            return;
+        }
+        boolean close = "true".equals(h.get(CLOSED));
+        String producerId = h.get(DurableStreamProtocol.PRODUCER_ID);
+        String epochText = h.get(DurableStreamProtocol.PRODUCER_EPOCH);
+        String seqText = h.get(DurableStreamProtocol.PRODUCER_SEQ);
+        boolean anyProducer = producerId != null || epochText != null || seqText != null;
+        boolean producer = producerId != null && epochText != null && seqText != null;
+        if (anyProducer && !producer) {
+            refuse(HttpResponseStatus.BAD_REQUEST, "Producer-Id, Producer-Epoch and Producer-Seq go together");
+            return;
+        }
+        long epoch = 0;
+        long seq = 0;
+        if (producer) {
+            epoch = DurableStreamProtocol.producerNumber(epochText.trim());
+            seq = DurableStreamProtocol.producerNumber(seqText.trim());
+            if (producerId.isEmpty() || epoch < 0 || seq < 0) {
+                refuse(HttpResponseStatus.BAD_REQUEST, "Producer-Id must not be empty; Producer-Epoch and "
+                        + "Producer-Seq must be non-negative integers");
+                return;
+            }
+        }
+        s.lastAccessMs = now;
+        if (!body.isReadable() && !close) {
+            refuse(HttpResponseStatus.BAD_REQUEST, "an append needs a body (or Stream-Closed: true to close)");
+            return;
+        }
+        if (s.isClosed()) {
+            if (producer && producerId.equals(s.closedById) && epoch == s.closedByEpoch && seq == s.closedBySeq) {
+                FullHttpResponse r = empty(HttpResponseStatus.NO_CONTENT);
+                r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.tail()));
+                r.headers().set(CLOSED, "true");
+                producerHeaders(r, epoch, seq);
+                send(r);
+                return;
+            }
+            if (!body.isReadable() && !producer) {
+                FullHttpResponse r = empty(HttpResponseStatus.NO_CONTENT);
+                r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.tail()));
+                r.headers().set(CLOSED, "true");
+                send(r);
+                return;
+            }
+            FullHttpResponse r = response(HttpResponseStatus.CONFLICT, "the stream is closed");
+            r.headers().set(CLOSED, "true");
+            r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.tail()));
+            send(r);
+            return;
+        }
+        if (body.isReadable()) {
+            String type = h.get(HttpHeaderNames.CONTENT_TYPE);
+            if (type == null || type.isBlank()) {
+                refuse(HttpResponseStatus.BAD_REQUEST, "an append needs a Content-Type");
+                return;
+            }
+            if (!DurableStreamProtocol.mediaType(type).equals(DurableStreamProtocol.mediaType(s.contentType))) {
+                refuse(HttpResponseStatus.CONFLICT, "the stream's content type is " + s.contentType);
+                return;
+            }
+        }
+        DurableStream.Producer state = null;
+        if (producer) {
+            state = s.producers.get(producerId);
+            if (state != null && epoch < state.epoch) {
+                FullHttpResponse r = response(HttpResponseStatus.FORBIDDEN, "stale producer epoch");
+                r.headers().set(DurableStreamProtocol.PRODUCER_EPOCH, Long.toString(state.epoch));
+                send(r);
+                return;
+            }
+            boolean fresh = state == null || epoch > state.epoch;
+            if (fresh && seq != 0) {
+                if (state == null) {
+                    sequenceGap(0, seq);
+                } else {
+                    refuse(HttpResponseStatus.BAD_REQUEST, "a new producer epoch starts at Producer-Seq 0");
+                }
+                return;
+            }
+            if (!fresh && seq <= state.lastSeq) {
+                FullHttpResponse r = empty(HttpResponseStatus.NO_CONTENT);
+                producerHeaders(r, epoch, state.lastSeq);
+                send(r);
+                return;
+            }
+            if (!fresh && seq != state.lastSeq + 1) {
+                sequenceGap(state.lastSeq + 1, seq);
+                return;
+            }
+        }
+        String streamSeq = h.get(DurableStreamProtocol.SEQ);
+        if (streamSeq != null && s.lastSeq != null && streamSeq.compareTo(s.lastSeq) <= 0) {
+            refuse(HttpResponseStatus.CONFLICT, "Stream-Seq " + streamSeq + " is not after " + s.lastSeq);
+            return;
+        }
+        ByteBuf message = null;
+        if (body.isReadable()) {
+            message = message(s.json, body, false);
+            if (message == null) {
+                return;
+            }
+            long bytes = message.readableBytes();
+            if (s.chargedBytes + bytes > streams.maxStreamBytes()) {
+                message.release();
+                refuse(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "a stream holds at most "
+                        + streams.maxStreamBytes() + " bytes (--max-run-bytes)");
+                return;
+            }
+            if (!streams.charge(s, bytes + DurableStreams.MESSAGE_OVERHEAD_BYTES)) {
+                message.release();
+                overBudget();
+                return;
+            }
+            s.append(message);
+            settings.metrics().durableAppends.increment();
+            settings.metrics().durableBytesIn.add(bytes);
+            settings.metrics().durableBytesHeld.add(bytes);
+        }
+        if (producer) {
+            if (state == null) {
+                if (s.producers.size() >= DurableStreams.MAX_PRODUCERS) {
+                    s.forgetOldestProducer();
+                }
+                state = new DurableStream.Producer();
+                s.producers.put(producerId, state);
+            }
+            state.epoch = epoch;
+            state.lastSeq = seq;
+            state.updatedMs = now;
+        }
+        if (streamSeq != null) {
+            s.lastSeq = streamSeq;
+        }
+        if (close) {
+            s.close();
+            if (producer) {
+                s.closedById = producerId;
+                s.closedByEpoch = epoch;
+                s.closedBySeq = seq;
+            }
+        }
+        s.wakeWaiters();
+        FullHttpResponse r = empty(producer && message != null ? HttpResponseStatus.OK
+                : HttpResponseStatus.NO_CONTENT);
+        r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.tail()));
+        if (producer) {
+            producerHeaders(r, epoch, seq);
+        }
+        if (close) {
+            r.headers().set(CLOSED, "true");
+        }
+        send(r);
+    }
+
+    private void sequenceGap(long expected, long received) {
+        FullHttpResponse r = response(HttpResponseStatus.CONFLICT, "producer sequence gap");
+        r.headers().set(DurableStreamProtocol.PRODUCER_EXPECTED_SEQ, Long.toString(expected));
+        r.headers().set(DurableStreamProtocol.PRODUCER_RECEIVED_SEQ, Long.toString(received));
+        send(r);
+    }
+
+    private static void producerHeaders(FullHttpResponse r, long epoch, long seq) {
+        r.headers().set(DurableStreamProtocol.PRODUCER_EPOCH, Long.toString(epoch));
+        r.headers().set(DurableStreamProtocol.PRODUCER_SEQ, Long.toString(seq));
+    }
+
+    /**
+     * The message a body makes: its bytes, or for a JSON stream its values joined by commas (an array's
+     * elements; {@code []} makes none, allowed only at creation). Null after refusing a body that is not JSON.
+     */
+    private ByteBuf message(boolean json, ByteBuf body, boolean creating) {
+        if (!json) {
+            return copy(body);
+        }
+        byte[] bytes = ByteBufUtil.getBytes(body);
+        int[] ranges = DurableStreamProtocol.jsonValueRanges(bytes, bytes.length);
+        if (ranges == null) {
+            refuse(HttpResponseStatus.BAD_REQUEST, "the body is not valid JSON");
+            return null;
+        }
+        if (ranges.length == 0) {
+            if (!creating) {
+                refuse(HttpResponseStatus.BAD_REQUEST, "an empty JSON array appends nothing");
+            }
+            return creating ? Unpooled.EMPTY_BUFFER : null;
+        }
+        return joined(bytes, ranges);
+    }
+
+    /** The values at {@code ranges} of {@code bytes}, joined by commas, in a buffer of exactly their size. */
+    private ByteBuf joined(byte[] bytes, int[] ranges) {
+        int size = ranges.length / 2 - 1;
+        for (int i = 0; i < ranges.length; i += 2) {
+            size += ranges[i + 1] - ranges[i];
+        }
+        ByteBuf out = ctx.alloc().directBuffer(Math.max(size, 1));
+        for (int i = 0; i < ranges.length; i += 2) {
+            if (i > 0) {
+                out.writeByte(',');
+            }
+            out.writeBytes(bytes, ranges[i], ranges[i + 1] - ranges[i]);
+        }
+        return out;
+    }
+
+    private ByteBuf copy(ByteBuf bytes) {
+        ByteBuf out = ctx.alloc().directBuffer(bytes.readableBytes());
+        out.writeBytes(bytes, bytes.readerIndex(), bytes.readableBytes());
+        return out;
+    }
+
+    // ---- HEAD and DELETE ------------------------------------------------------------------------------------
+
+    private void head() {
+        DurableStream s = streams.get(path, System.currentTimeMillis());
+        if (s == null || s.softDeleted) {
+            FullHttpResponse r = empty(s == null ? HttpResponseStatus.NOT_FOUND : HttpResponseStatus.GONE);
+            r.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/plain");
+            send(r);
+            return;
+        }
+        FullHttpResponse r = empty(HttpResponseStatus.OK);
+        String next = DurableStreamProtocol.offset(s.tail());
+        r.headers().set(NEXT_OFFSET, next);
+        r.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-store");
+        r.headers().set(HttpHeaderNames.CONTENT_TYPE, s.contentType);
+        if (s.isClosed()) {
+            r.headers().set(CLOSED, "true");
+        }
+        if (s.ttlSeconds >= 0) {
+            r.headers().set(DurableStreamProtocol.TTL, Long.toString(s.ttlSeconds));
+        }
+        if (s.expiresAt != null) {
+            r.headers().set(DurableStreamProtocol.EXPIRES_AT, s.expiresAt);
+        }
+        r.headers().set(HttpHeaderNames.ETAG, DurableStreamProtocol.etag(path, "-1", next, s.isClosed()));
+        send(r);
+    }
+
+    private void delete() {
+        DurableStream s = reply.existing(System.currentTimeMillis());
+        if (s == null) {
+            return;
+        }
+        streams.delete(s);
+        send(empty(HttpResponseStatus.NO_CONTENT));
+    }
+
+    private void overBudget() {
+        reply.overBudget();
+    }
+
+    private void refuse(HttpResponseStatus status, String message) {
+        reply.refuse(status, message);
+    }
+
+    private FullHttpResponse response(HttpResponseStatus status, String message) {
+        return reply.response(status, message);
+    }
+
+    private static FullHttpResponse empty(HttpResponseStatus status) {
+        return StreamReply.empty(status);
+    }
+
+    private void send(FullHttpResponse r) {
+        reply.send(r);
+    }
+
+    private static void release(ByteBuf b) {
+        if (b != null) {
+            b.release();
+        }
+    }
+
+    private static String orDefault(String contentType, String existing, String forkedFrom) {
+        if (contentType != null) {
+            return contentType;
+        }
+        return forkedFrom != null ? existing : DurableStreamProtocol.DEFAULT_CONTENT_TYPE;
+    }
+
+    /** An RFC 3339 / ISO 8601 timestamp (or an HTTP date) in epoch milliseconds, or Long.MIN_VALUE. */
+    static long timestampMs(String text) {
+        try {
+            return OffsetDateTime.parse(text).toInstant().toEpochMilli();
+        } catch (DateTimeParseException e) {
+            // try the next form
+        }
+        try {
+            return Instant.parse(text).toEpochMilli();
+        } catch (DateTimeParseException e) {
+            // try the next form
+        }
+        try {
+            return ZonedDateTime.parse(text, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant().toEpochMilli();
+        } catch (DateTimeParseException e) {
+            return Long.MIN_VALUE;
+        }
+    }
+}

@@ -1,0 +1,105 @@
+package io.iqstream.server.stream;
+
+
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The answers of one Durable Streams request: the protocol's headers on every answer (browser security headers,
+ * CORS for {@code --durable-streams-open} or {@code --cors-origin}), plain-text refusals, Content-Length, and the
+ * connection kept alive or closed after the answer. Also finds the request's stream, refusing 404 / 410.
+ *
+ * <p>One per request; confined to the owner worker's loop.
+ */
+final class StreamReply {
+    final StreamExchange.Settings settings;
+    final DurableStreams streams;
+    final ChannelHandlerContext ctx;
+    final HttpRequest request;
+    final String path;
+    final boolean keepAlive;
+
+    StreamReply(StreamExchange.Settings settings, ChannelHandlerContext ctx, HttpRequest request, String path,
+            boolean keepAlive) {
+        this.settings = settings;
+        this.streams = settings.streams();
+        this.ctx = ctx;
+        this.request = request;
+        this.path = path;
+        this.keepAlive = keepAlive;
+    }
+
+    /** The request's stream, or null after answering 404 (none) or 410 (soft-deleted). */
+    DurableStream existing(long nowMs) {
+        DurableStream s = streams.get(path, nowMs);
+        if (s == null) {
+            refuse(HttpResponseStatus.NOT_FOUND, "no stream at " + path);
+            return null;
+        }
+        if (s.softDeleted) {
+            refuse(HttpResponseStatus.GONE, "the stream was deleted");
+            return null;
+        }
+        return s;
+    }
+
+    void overBudget() {
+        FullHttpResponse r = response(HttpResponseStatus.SERVICE_UNAVAILABLE,
+                "the server's memory budget is full; retry later");
+        r.headers().set(HttpHeaderNames.RETRY_AFTER, "1");
+        send(r);
+    }
+
+    void refuse(HttpResponseStatus status, String message) {
+        send(response(status, message));
+    }
+
+    FullHttpResponse response(HttpResponseStatus status, String message) {
+        return response(status, "text/plain; charset=utf-8", message);
+    }
+
+    FullHttpResponse response(HttpResponseStatus status, String contentType, String body) {
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+                Unpooled.copiedBuffer(body, StandardCharsets.UTF_8));
+        r.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
+        return r;
+    }
+
+    static FullHttpResponse empty(HttpResponseStatus status) {
+        return new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.EMPTY_BUFFER);
+    }
+
+    /** The headers every answer carries, a streamed (SSE) one's included. */
+    void decorate(HttpHeaders h) {
+        DurableStreamProtocol.securityHeaders(h);
+        if (settings.open()) {
+            h.set(HttpHeaderNames.ACCESS_CONTROL_ALLOW_ORIGIN, "*");
+            h.set(HttpHeaderNames.ACCESS_CONTROL_EXPOSE_HEADERS, DurableStreamProtocol.CORS_EXPOSE_HEADERS);
+        } else if (settings.cors().allowedOrigin(request) != null) {
+            settings.cors().apply(request, h);
+            h.set(HttpHeaderNames.ACCESS_CONTROL_EXPOSE_HEADERS, DurableStreamProtocol.CORS_EXPOSE_HEADERS);
+        }
+    }
+
+    void send(FullHttpResponse r) {
+        HttpHeaders h = r.headers();
+        decorate(h);
+        int status = r.status().code();
+        if (status != 204 && status != 304) {
+            h.setInt(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes());
+        }
+        if (request.method().equals(HttpMethod.HEAD)) {
+            r.content().clear();
+        }
+        settings.replies().send(ctx, null, r, keepAlive);
+    }
+}
