@@ -29,7 +29,8 @@ import org.junit.jupiter.api.Test;
  *   <li>a subscribe token for {@code a-*} reading or asking the status of a {@code b-*} run gets 403 through every
  *       node, also where the run lives on the other one (a relayed read is authorized with the client's token);
  *   <li>a request signed as a verified peer, carrying the partial token, is no more than that token: its listing
- *       is filtered and its read of a {@code b-*} run is 403 (a peer's signature proves the sender, not rights).
+ *       is filtered and its read of a {@code b-*} run is 403 (a peer's signature proves the sender, not rights);
+ *   <li>and a request pipelined behind a relayed one is answered after it.
  * </ul>
  */
 class ClusterAuthorizationTest {
@@ -41,19 +42,8 @@ class ClusterAuthorizationTest {
     void partialRightsHoldThroughEveryNode() throws Exception {
         int pa = Ports.free();
         int pb = Ports.free();
-        String peers = "127.0.0.1:" + pa + ",127.0.0.1:" + pb;
-        try (TestServer a = TestServer.start("--port", String.valueOf(pa), "--peers", peers, "--advertise",
-                "127.0.0.1:" + pa, "--cluster-secret", SECRET);
-                TestServer b = TestServer.start("--port", String.valueOf(pb), "--peers", peers, "--advertise",
-                        "127.0.0.1:" + pb, "--cluster-secret", SECRET)) {
-            long deadline = System.nanoTime() + 30_000_000_000L;
-            for (TestServer s : List.of(a, b)) {
-                while (Http.get(s.base() + "/readyz").statusCode() != 200
-                        || s.server().context().cluster().membership().view().ready().size() < 2) {
-                    assertTrue(System.nanoTime() < deadline, "the nodes did not see each other within 30 s");
-                    Thread.sleep(20); // polling a condition, bounded by the deadline
-                }
-            }
+        try (TestServer a = node(pa, pb, pa); TestServer b = node(pa, pb, pb)) {
+            awaitPair(a, b);
             String all = MINTER.mint(List.of("*"), List.of("*"), List.of("t-sh"), Duration.ofHours(1));
             // runs of each kind until each kind has one on each node (where a run lives follows its id)
             List<String> mine = new ArrayList<>();
@@ -110,6 +100,74 @@ class ClusterAuthorizationTest {
             HttpResponse<String> read = signed(signer, to, "/v1/runs/" + bRunsOn.get(1) + "/events?live=false",
                     readerOfA);
             assertEquals(403, read.statusCode(), "a peer's read with a token lacking the right: " + read.body());
+        }
+    }
+
+    /**
+     * A request pipelined behind one relayed to the other node (a status of a run held there) is answered after
+     * it, also with {@code Connection: close} (issue 31, item 3: it used to close the connection, the relayed
+     * answer lost).
+     */
+    @Test
+    void aRequestPipelinedBehindARelayedOneIsAnsweredAfterIt() throws Exception {
+        int pa = Ports.free();
+        int pb = Ports.free();
+        try (TestServer a = node(pa, pb, pa); TestServer b = node(pa, pb, pb)) {
+            awaitPair(a, b);
+            String all = MINTER.mint(List.of("*"), List.of("*"), Duration.ofHours(1));
+            String onB = null;
+            for (int i = 0; i < 40 && onB == null; i++) {
+                String id = "far-" + i;
+                assertEquals(200, Http.publish(b.base(), id, all,
+                        "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}").statusCode());
+                onB = holds(b, id) ? id : null;
+            }
+            assertTrue(onB != null, "a run held on b");
+            for (String close : List.of("", "Connection: close\r\n")) {
+                try (java.net.Socket s = new java.net.Socket("127.0.0.1", pa)) {
+                    s.setSoTimeout(10_000);
+                    s.getOutputStream().write(("GET /v1/runs/" + onB + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                            + all + "\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n" + close + "\r\n")
+                            .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+                    java.io.InputStream in = s.getInputStream();
+                    StringBuilder got = new StringBuilder();
+                    long deadline = System.nanoTime() + 10_000_000_000L;
+                    byte[] buf = new byte[8192];
+                    while (System.nanoTime() < deadline && !(got.indexOf("\"runId\"") >= 0
+                            && got.indexOf("\r\n\r\nok") >= 0)) {
+                        int n;
+                        try {
+                            n = in.read(buf);
+                        } catch (java.net.SocketTimeoutException e) {
+                            break;
+                        }
+                        if (n < 0) {
+                            break;
+                        }
+                        got.append(new String(buf, 0, n, java.nio.charset.StandardCharsets.ISO_8859_1));
+                    }
+                    int status = got.indexOf("\"runId\":\"" + onB + "\"");
+                    int health = got.indexOf("\r\n\r\nok");
+                    assertTrue(status >= 0 && health > status, "the relayed status, then /healthz ("
+                            + (close.isEmpty() ? "kept alive" : "close") + "): " + got);
+                }
+            }
+        }
+    }
+
+    private static TestServer node(int pa, int pb, int self) {
+        return TestServer.start("--port", String.valueOf(self), "--peers", "127.0.0.1:" + pa + ",127.0.0.1:" + pb,
+                "--advertise", "127.0.0.1:" + self, "--cluster-secret", SECRET);
+    }
+
+    private static void awaitPair(TestServer a, TestServer b) throws Exception {
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        for (TestServer s : List.of(a, b)) {
+            while (Http.get(s.base() + "/readyz").statusCode() != 200
+                    || s.server().context().cluster().membership().view().ready().size() < 2) {
+                assertTrue(System.nanoTime() < deadline, "the nodes did not see each other within 30 s");
+                Thread.sleep(20); // polling a condition, bounded by the deadline
+            }
         }
     }
 
