@@ -5,13 +5,14 @@ import io.iqstream.server.auth.Authorizer;
 import io.iqstream.server.cluster.Cluster;
 import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.demo.DemoSite;
+import io.iqstream.server.http.ListingSlots;
+import io.iqstream.server.http.ThreadRunsRoute;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.stream.DurableStreams;
 import io.iqstream.server.stream.StreamExchange;
 import io.iqstream.server.wire.CorsPolicy;
 import io.iqstream.server.wire.HttpReplies;
 import io.iqstream.server.worker.Workers;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The shared, thread-safe pieces every connection needs: configuration, workers, authorization, metrics, the
@@ -31,7 +32,8 @@ public final class ServerContext {
     private volatile StreamExchange.Settings streamSettings;
     private volatile boolean draining;
     private volatile boolean warmingUp;
-    private final AtomicInteger threadListings = new AtomicInteger();
+    private final ListingSlots threadListings = new ListingSlots(ThreadRunsRoute.MAX_IN_FLIGHT,
+            ThreadRunsRoute.MAX_IN_FLIGHT_PER_CALLER);
 
     public ServerContext(ServerConfig config, Workers workers, Authorizer authorizer, Metrics metrics,
             MemoryBudget budget) {
@@ -72,8 +74,8 @@ public final class ServerContext {
         return replies;
     }
 
-    /** Thread listings being gathered now ({@code GET /v1/threads/{id}/runs}), capped by their route. */
-    public AtomicInteger threadListings() {
+    /** Thread listings being gathered now ({@code GET /v1/threads/{id}/runs}), capped and shared by caller. */
+    public ListingSlots threadListings() {
         return threadListings;
     }
 

@@ -214,6 +214,22 @@ public final class Authorizer implements AutoCloseable {
         return rights.allowsEither(runId) ? AuthDecision.ALLOWED : AuthDecision.FORBIDDEN;
     }
 
+    /**
+     * Who presents {@code token}, for what is shared per caller (thread listings): {@code sub:} and the token's
+     * subject, or {@code token:} and the token itself when it has no {@code sub}; null when the token does not
+     * verify or authorization is off (the caller then names another key, the connection's address).
+     */
+    public String callerOf(String token) {
+        if (!enabled) {
+            return null;
+        }
+        Rights rights = rightsOf(token);
+        if (rights == null) {
+            return null;
+        }
+        return rights.subject() != null ? "sub:" + rights.subject() : "token:" + token;
+    }
+
     /** The token's rights now, or null when it does not verify. */
     private Rights rightsOf(String token) {
         if (token == null || token.isEmpty() || token.length() > MAX_TOKEN_CHARS) {

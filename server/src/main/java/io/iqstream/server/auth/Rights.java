@@ -18,21 +18,29 @@ final class Rights {
     static final String CLAIM = "iqstream";
 
     /** Grants nothing. */
-    static final Rights NONE = new Rights(RunPatterns.NONE, RunPatterns.NONE, RunPatterns.NONE);
+    static final Rights NONE = new Rights(RunPatterns.NONE, RunPatterns.NONE, RunPatterns.NONE, null);
 
     private final RunPatterns publish;
     private final RunPatterns subscribe;
     /** Thread ids whose runs may be listed. */
     private final RunPatterns threads;
+    /** The token's {@code sub} claim, or null: who holds it, for the shares of what is limited per caller. */
+    private final String subject;
 
-    private Rights(RunPatterns publish, RunPatterns subscribe, RunPatterns threads) {
+    private Rights(RunPatterns publish, RunPatterns subscribe, RunPatterns threads, String subject) {
         this.publish = publish;
         this.subscribe = subscribe;
         this.threads = threads;
+        this.subject = subject;
     }
 
-    /** Reads the value of the {@code iqstream} claim (null when the token has none). */
+    /** Reads the value of the {@code iqstream} claim (null when the token has none); no subject. */
     static Rights fromClaim(Object claim) {
+        return fromClaim(claim, null);
+    }
+
+    /** Reads the value of the {@code iqstream} claim (null when the token has none) and the {@code sub} claim. */
+    static Rights fromClaim(Object claim, String subject) {
         if (!(claim instanceof Map<?, ?> map)) {
             return NONE;
         }
@@ -42,7 +50,7 @@ final class Rights {
         if (publish.isEmpty() && subscribe.isEmpty() && threads.isEmpty()) {
             return NONE;
         }
-        return new Rights(publish, subscribe, threads);
+        return new Rights(publish, subscribe, threads, subject);
     }
 
     /** Whether {@code right} is granted on {@code id} (a run id; a thread id for {@link Right#THREADS}). */
@@ -50,6 +58,11 @@ final class Rights {
         // comparisons, not an enum switch: no switch-map class on this allocation-free path
         RunPatterns patterns = right == Right.PUBLISH ? publish : right == Right.SUBSCRIBE ? subscribe : threads;
         return patterns.matches(id);
+    }
+
+    /** The token's {@code sub} claim, or null when it has none. */
+    String subject() {
+        return subject;
     }
 
     /** Whether either right is granted on {@code runId}. */

@@ -149,7 +149,7 @@ final class TokenVerifier {
         }
         long expiresAtMs = exp == null ? Long.MAX_VALUE : saturatedAdd(exp.getTime(), clockSkewMs);
         VerificationKey key = ring.keyFor(jws.getHeader().getKeyId());
-        return new Verified(Rights.fromClaim(claims.get(Rights.CLAIM)), expiresAtMs, key, null);
+        return new Verified(Rights.fromClaim(claims.get(Rights.CLAIM), claims.getSubject()), expiresAtMs, key, null);
     }
 
     private static long saturatedAdd(long a, long b) {

@@ -18,6 +18,7 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.util.ArrayDeque;
+import java.util.function.Consumer;
 
 /**
  * One run request relayed to the peer that holds the run: the request head (with the peer header, so it is not
@@ -51,6 +52,8 @@ final class ForwardingSession implements Relay {
     private boolean responseStarted;
     private boolean responseKeepAlive;
     private boolean done;
+    /** Waits for the answer to be whole: a request pipelined behind this one (see {@link Relay#whenDone}). */
+    private Consumer<Boolean> whenDone;
 
     private ForwardingSession(ChannelHandlerContext client, HttpRequest request, Member target, PeerChannels peers,
             Membership membership, HttpReplies replies, PeerAuth auth, ClusterMetrics metrics, boolean keepAlive) {
@@ -97,6 +100,7 @@ final class ForwardingSession implements Relay {
                 replies.error(client, null, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
                         "the node that serves this run (" + target + ") cannot be reached: "
                                 + (cause == null ? "closed" : cause.getMessage()) + "; retry", false);
+                finished(false);
             }
             return;
         }
@@ -163,12 +167,31 @@ final class ForwardingSession implements Relay {
             if (peer != null) {
                 peer.close();
             }
+            finished(false);
         }
     }
 
     @Override
     public boolean isDone() {
         return done;
+    }
+
+    @Override
+    public void whenDone(Consumer<Boolean> then) {
+        if (done) {
+            then.accept(false);
+        } else {
+            whenDone = then;
+        }
+    }
+
+    /** The answer is whole or failed: what waits behind it goes on ({@code kept}) or is dropped. */
+    private void finished(boolean kept) {
+        Consumer<Boolean> then = whenDone;
+        whenDone = null;
+        if (then != null) {
+            then.accept(kept);
+        }
     }
 
     /** A message of the peer's answer. Takes ownership of {@code msg}. */
@@ -189,6 +212,7 @@ final class ForwardingSession implements Relay {
             replies.error(client, null, "peer_unproven", HttpResponseStatus.BAD_GATEWAY,
                     "the node that serves this run (" + target + ") answered without proof of the cluster "
                             + "secret; retry", false);
+            finished(false);
             return;
         }
         if (msg instanceof HttpResponse r) {
@@ -221,6 +245,7 @@ final class ForwardingSession implements Relay {
                 } else {
                     peer.close();
                 }
+                finished(keepAlive && responseKeepAlive);
                 return;
             }
             client.write(c);
@@ -255,6 +280,7 @@ final class ForwardingSession implements Relay {
             replies.error(client, null, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
                     "the node that serves this run (" + target + ") closed the connection; retry", false);
         }
+        finished(false);
     }
 
     private void releasePending() {

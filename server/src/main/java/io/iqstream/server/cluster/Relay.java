@@ -1,6 +1,7 @@
 package io.iqstream.server.cluster;
 
 import io.netty.handler.codec.http.HttpContent;
+import java.util.function.Consumer;
 
 /**
  * What {@link io.iqstream.server.http.HttpRequestHandler} talks to while a run request is served by another node:
@@ -28,6 +29,12 @@ public interface Relay {
     /** True once the answer has been relayed whole (or the relay failed and closed). */
     boolean isDone();
 
+    /**
+     * Runs {@code then} on the connection's loop once {@link #isDone} (at once if it is), with whether the client's
+     * connection is kept alive after the answer: a request pipelined behind this one waits for it.
+     */
+    void whenDone(Consumer<Boolean> then);
+
     /** A relay that has nothing to do. */
     final class Answered implements Relay {
         @Override
@@ -50,6 +57,11 @@ public interface Relay {
         @Override
         public boolean isDone() {
             return true;
+        }
+
+        @Override
+        public void whenDone(Consumer<Boolean> then) {
+            then.accept(true);
         }
     }
 }

@@ -2,6 +2,7 @@ package io.iqstream.server.http;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
@@ -31,9 +32,17 @@ import io.netty.util.ByteProcessor;
  * here is the codec's own: data not followed by CRLF is the same failed {@code LastHttpContent} carrying
  * {@link InvalidChunkTerminationException} that the codec would emit, passed on through the codec to the handlers.
  *
+ * <p><b>Paused</b> ({@link #pause}, {@link #resume}): while the handler cannot yet decide how the request just
+ * decoded is served — the connection is moving to the run's worker, peers are asked where a run lives, a thread
+ * listing is being gathered — nothing more goes on: the rest of the read is kept here, undecoded, and goes on from
+ * where it stopped once the handler resumes it. So a request pipelined behind one that is handed to another
+ * worker is decoded only once the handler can step down for it (its body is never half decoded by the codec
+ * first), and nothing behind a request is answered before it. What is kept is bounded by the reads already in
+ * flight when the handler turned reading off (autoRead is off while paused): at most a few socket reads.
+ *
  * <p>{@code ChunkedBodyReaderTest} and {@code ChunkedBodyReaderFuzzTest} check that any byte stream, cut into reads
- * anywhere, decodes to the same requests, the same body bytes and the same errors with the step-down as with the
- * codec alone. Confined to the connection's current event loop.
+ * anywhere, with pauses after any request, decodes to the same requests, the same body bytes and the same errors
+ * with the step-down as with the codec alone. Confined to the connection's current event loop.
  */
 public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
     /** Where a stepped-down body's data goes. */
@@ -54,6 +63,7 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
 
     private Mode mode = Mode.HEAD;
     private Sink sink;
+    private ChannelHandlerContext self;
     /** HEAD: how many bytes of CR LF CR LF the bytes so far end with. */
     private int matched;
     /** SIZE: the size line read so far (its digits, then a CR), as bytes, first in the high end; and its length. */
@@ -66,6 +76,9 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
     private boolean delimiterCr;
     /** A body read here delivered data in the read now in progress. */
     private boolean delivered;
+    /** The handler asked for nothing more until {@link #resume}; {@link #kept}: the bytes not yet read. */
+    private boolean paused;
+    private ByteBuf kept;
     /** Finds the end of CR LF CR LF across reads, {@link #matched} holding how much of it the bytes so far end with. */
     private final ByteProcessor headEnd = b -> {
         int m = matched;
@@ -102,6 +115,37 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
         return true;
     }
 
+    /**
+     * Nothing more goes on from the next byte (see the class comment) until {@link #resume}. Called by the handler
+     * while the codec hands it a request (or while it replays one), with autoRead off.
+     */
+    public void pause() {
+        paused = true;
+    }
+
+    /**
+     * Goes on with the bytes kept since {@link #pause}, on the connection's current loop; then a read-complete, as
+     * after a socket read. A handler that pauses again meanwhile stops it there again.
+     */
+    public void resume() {
+        ChannelHandlerContext ctx = self;
+        if (!paused || ctx == null) {
+            return;
+        }
+        paused = false;
+        ByteBuf in = kept;
+        kept = null;
+        if (in == null) {
+            return;
+        }
+        try {
+            read(ctx, in);
+        } finally {
+            in.release();
+        }
+        channelReadComplete(ctx);
+    }
+
     /** Whether a body's data chunks are being read here: the codec then has nothing of this request to decode. */
     public boolean isSteppedDown() {
         return mode == Mode.SIZE || mode == Mode.DATA || mode == Mode.DELIMITER;
@@ -113,6 +157,10 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
             ctx.fireChannelRead(msg);
             return;
         }
+        if (paused) {
+            keep(ctx, in);
+            return;
+        }
         try {
             read(ctx, in);
         } finally {
@@ -120,8 +168,17 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /** Paused: the rest of {@code in} is kept, after what was kept before; takes the reference. */
+    private void keep(ChannelHandlerContext ctx, ByteBuf in) {
+        ctx.channel().config().setAutoRead(false); // whatever else turned it on meanwhile: kept bytes stay bounded
+        kept = kept == null ? in : ByteToMessageDecoder.MERGE_CUMULATOR.cumulate(ctx.alloc(), kept, in);
+    }
+
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
+        if (paused) {
+            return; // the handler is not reading: the read-complete comes with resume()
+        }
         if (delivered) {
             delivered = false;
             sink.bodyReadComplete();
@@ -132,13 +189,38 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
     }
 
     @Override
-    public void handlerRemoved(ChannelHandlerContext ctx) {
-        sink = null;
+    public void channelInactive(ChannelHandlerContext ctx) {
+        discard();
+        ctx.fireChannelInactive();
     }
 
-    /** Consumes all of {@code in} (the caller releases it). */
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        self = ctx;
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        sink = null;
+        self = null;
+        discard();
+    }
+
+    /** Releases the bytes kept while paused (the connection closed where its pipeline gets no inactive event). */
+    public void discard() {
+        if (kept != null) {
+            kept.release();
+            kept = null;
+        }
+    }
+
+    /** Consumes all of {@code in}, or keeps what is left of it when the handler pauses (the caller releases it). */
     private void read(ChannelHandlerContext ctx, ByteBuf in) {
         while (in.isReadable()) {
+            if (paused) {
+                keep(ctx, in.readRetainedSlice(in.readableBytes()));
+                return;
+            }
             switch (mode) {
                 case HEAD -> forwardHead(ctx, in);
                 case SIZE -> readSize(ctx, in);

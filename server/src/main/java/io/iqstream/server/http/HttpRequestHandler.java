@@ -187,8 +187,15 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
     }
 
     private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
+        if (relay != null && !relay.isDone()) {
+            // a request pipelined behind one relayed to another node: it waits until that answer is whole
+            held.add(request);
+            awaitAnswer();
+            relay.whenDone(this::answered);
+            return;
+        }
         if (subscribe != null && !subscribe.isDone() || publish != null || demo != null
-                || relay != null && !relay.isDone() || stream != null && !stream.isDone()) {
+                || stream != null && !stream.isDone()) {
             // a pipelined request while a stream is open: not supported, end the connection
             ctx.close();
             return;
@@ -202,6 +209,13 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
             failed = true;
             refuse(ctx, request, Refusal.BAD_REQUEST, "bad_request", HttpResponseStatus.BAD_REQUEST,
                     "malformed request target (bad percent-encoding or a character outside printable ASCII)",
+                    false);
+            return;
+        }
+        if (RequestFraming.hasOtherCoding(request)) {
+            failed = true;
+            refuse(ctx, request, Refusal.BAD_REQUEST, "unsupported_transfer_coding", HttpResponseStatus.NOT_IMPLEMENTED,
+                    "only Transfer-Encoding: chunked is understood here (RFC 9112 6.1: no other transfer coding)",
                     false);
             return;
         }
@@ -237,7 +251,9 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
             return;
         }
         if (ThreadRunsRoute.serves(target.rawPath())) {
-            ThreadRunsRoute.serve(server, ctx, request, target, fromPeer, keepAlive);
+            if (ThreadRunsRoute.serve(server, ctx, request, target, fromPeer, keepAlive, this::answered)) {
+                awaitAnswer();
+            }
             return;
         }
         RunRoute route = RunRoute.parse(target.rawPath());
@@ -286,7 +302,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
                 return;
             }
         }
-        if (right == Right.PUBLISH && route.events() && HttpUtil.isTransferEncodingChunked(request)) {
+        if (right == Right.PUBLISH && route.events() && RequestFraming.isPlainChunked(request)) {
             // a streaming publish: its body's data chunks are read below the codec from the next byte on
             body.stepDown(this);
         }
@@ -294,6 +310,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
         long resumeAfter = lastEventId;
         if (ctx.channel().eventLoop() != owner.loop()) {
             moving = true;
+            body.pause();
             metrics.channelMoves.increment();
             // an exception in here reaches exceptionCaught through the pipeline (ChannelHandoff): 500, closed
             ChannelHandoff.moveTo(ctx.channel(), owner.loop(), () -> {
@@ -381,6 +398,37 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
         failed = true;
         endRoutes();
         releaseHeld();
+        body.discard();
+    }
+
+    /**
+     * The request just read is answered later (a thread listing, a lookup at peers, a relayed request still
+     * answering): nothing after it is decoded or served until {@link #answered}, so answers go out in request
+     * order (RFC 9112 section 9.3.2) and a body pipelined behind it is never decoded before its head is served.
+     */
+    private void awaitAnswer() {
+        moving = true;
+        body.pause();
+        ctx.channel().config().setAutoRead(false);
+    }
+
+    /**
+     * The answer awaited ({@link #awaitAnswer}) is written, on the connection's loop: what was held and kept goes
+     * on, unless that answer closed the connection.
+     */
+    private void answered(Boolean keptAlive) {
+        if (!moving || failed) {
+            return;
+        }
+        moving = false;
+        if (!keptAlive || !ctx.channel().isActive()) {
+            failed = true;
+            releaseHeld();
+            body.discard();
+            return;
+        }
+        ctx.channel().config().setAutoRead(true);
+        replayHeld(ctx);
     }
 
     private void releaseHeld() {
@@ -410,6 +458,10 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
         if (!moving && relay != null) {
             relay.onReadComplete();
         }
+        if (!moving) {
+            // the bytes read after the request that paused the step-down: decoded now, in order
+            body.resume();
+        }
     }
 
     private void serveRun(ChannelHandlerContext ctx, HttpRequest request, RunRoute route, RunRegistry registry,
@@ -437,8 +489,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
                 replayHeld(ctx);
             });
             if (r == Relay.PENDING) {
-                moving = true;
-                ctx.channel().config().setAutoRead(false);
+                awaitAnswer();
                 return;
             }
             if (r != null) {

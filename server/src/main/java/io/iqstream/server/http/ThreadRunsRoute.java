@@ -19,11 +19,12 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 
 /**
@@ -37,9 +38,12 @@ import java.util.function.Predicate;
  *
  * <p>Limits: an answer holds at most {@code limit} runs ({@value #DEFAULT_LIMIT} by default, at most
  * {@value #MAX_LIMIT}), oldest first, with {@code next}, the cursor of the following page ({@code after}), or null;
- * each worker's part is one page too. At most {@value #MAX_IN_FLIGHT} listings are gathered at once on a node; one
- * more is 503 {@code listings_busy} with {@code Retry-After: 1}. So the heap a burst of listings can take is
- * bounded by {@value #MAX_IN_FLIGHT} pages, not by the number of runs or requests.
+ * each worker's part is one page too. At most {@value #MAX_IN_FLIGHT} listings are gathered at once on a node, and
+ * at most {@value #MAX_IN_FLIGHT_PER_CALLER} of them for one caller (a token subject: {@link ListingSlots}); one
+ * more is 503 {@code listings_busy} with {@code Retry-After: 1}. A connection has one listing in flight: the next
+ * request it sends is read once this one is answered. So the heap a burst of listings can take is bounded by
+ * {@value #MAX_IN_FLIGHT} pages, not by the number of runs or requests, and one caller listing in a loop on any
+ * number of connections leaves the other half of the slots to everyone else.
  *
  * <p>With {@code --peers} the answer covers the cluster: every other live member is asked for its page
  * ({@code ThreadListingPeers}, signed, answered from that node alone) and the pages are merged; a member that does
@@ -60,6 +64,8 @@ public final class ThreadRunsRoute {
     public static final int MAX_LIMIT = 1000;
     /** Listings gathered at once on a node. */
     public static final int MAX_IN_FLIGHT = 4;
+    /** Listings gathered at once on a node for one caller (a token subject): its share. */
+    public static final int MAX_IN_FLIGHT_PER_CALLER = 2;
 
     private static final String PREFIX = "/v1/threads/";
     private static final String RUNS = "/runs";
@@ -71,9 +77,12 @@ public final class ThreadRunsRoute {
         return rawPath.startsWith(PREFIX);
     }
 
-    /** Serves the request (any method); answers every outcome itself. */
-    public static void serve(ServerContext server, ChannelHandlerContext ctx, HttpRequest request,
-            RequestTarget target, boolean fromPeer, boolean keepAlive) {
+    /**
+     * Serves the request (any method); answers every outcome itself. True when the answer comes later: then
+     * {@code answered} runs on the connection's loop once it is written, with whether the connection stays open.
+     */
+    public static boolean serve(ServerContext server, ChannelHandlerContext ctx, HttpRequest request,
+            RequestTarget target, boolean fromPeer, boolean keepAlive, Consumer<Boolean> answered) {
         HttpReplies replies = server.replies();
         String rawPath = target.rawPath();
         String rest = rawPath.substring(PREFIX.length());
@@ -81,14 +90,14 @@ public final class ThreadRunsRoute {
             server.metrics().refused(Refusal.NOT_FOUND);
             replies.error(ctx, request, "not_found", HttpResponseStatus.NOT_FOUND, "no such endpoint: " + rawPath,
                     keepAlive);
-            return;
+            return false;
         }
         String threadId = PercentDecoder.decode(rest, 0, rest.length() - RUNS.length(), false);
         if (threadId == null || !isValidThreadId(threadId)) {
             server.metrics().refused(Refusal.BAD_REQUEST);
             replies.error(ctx, request, "bad_thread_id", HttpResponseStatus.BAD_REQUEST, "thread id must be 1-"
                     + ThreadIndex.MAX_THREAD_ID_CHARS + " characters, none of them a control character", keepAlive);
-            return;
+            return false;
         }
         if (!request.method().equals(HttpMethod.GET)) {
             FullHttpResponse r = new DefaultFullHttpResponse(request.protocolVersion(),
@@ -97,7 +106,7 @@ public final class ThreadRunsRoute {
             r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, 0);
             server.metrics().refused(Refusal.BAD_REQUEST);
             replies.send(ctx, request, r, false);
-            return;
+            return false;
         }
         String token = TokenExtractor.extract(request, target.parameters(TokenExtractor.QUERY_PARAMETER),
                 server.cors().allowsCredentials(request));
@@ -106,13 +115,13 @@ public final class ThreadRunsRoute {
             server.metrics().refused(Refusal.UNAUTHENTICATED);
             replies.error(ctx, request, "unauthenticated", HttpResponseStatus.UNAUTHORIZED,
                     server.authorizer().refusalMessage(token), false);
-            return;
+            return false;
         }
         if (decision == AuthDecision.FORBIDDEN) {
             server.metrics().refused(Refusal.FORBIDDEN);
             replies.error(ctx, request, "forbidden", HttpResponseStatus.FORBIDDEN,
                     "the token does not allow listing thread " + threadId + " (the \"threads\" right)", false);
-            return;
+            return false;
         }
         int limit = limitOf(target.parameter("limit"));
         String afterText = target.parameter("after");
@@ -122,17 +131,32 @@ public final class ThreadRunsRoute {
             replies.error(ctx, request, "bad_request", HttpResponseStatus.BAD_REQUEST, limit < 0
                     ? "limit must be an integer from 1 to " + MAX_LIMIT
                     : "after must be the next cursor of an earlier answer", keepAlive);
-            return;
+            return false;
         }
-        AtomicInteger inFlight = server.threadListings();
-        if (inFlight.incrementAndGet() > MAX_IN_FLIGHT) {
-            inFlight.decrementAndGet();
+        String caller = server.authorizer().callerOf(token);
+        if (caller == null) {
+            caller = "address:" + addressOf(ctx);
+        }
+        ListingSlots slots = server.threadListings();
+        ListingSlots.Outcome slot = slots.take(caller);
+        if (slot != ListingSlots.Outcome.TAKEN) {
             server.metrics().refused(Refusal.LISTINGS_BUSY);
             replies.error(ctx, request, Refusal.LISTINGS_BUSY, HttpResponseStatus.SERVICE_UNAVAILABLE,
-                    MAX_IN_FLIGHT + " thread listings are being gathered already; try again", keepAlive);
-            return;
+                    slot == ListingSlots.Outcome.CALLER_BUSY
+                            ? "this caller has " + slots.maxPerCaller() + " thread listings being gathered already "
+                                    + "(its share of the node's " + slots.maxInFlight() + "); try again"
+                            : slots.maxInFlight() + " thread listings are being gathered already; try again",
+                    keepAlive);
+            return false;
         }
-        gather(server, ctx, request, threadId, token, after, limit, fromPeer, keepAlive);
+        gather(server, ctx, request, threadId, token, caller, after, limit, fromPeer, keepAlive, answered);
+        return true;
+    }
+
+    /** The connection's remote address without its port: the caller when authorization is off. */
+    private static String addressOf(ChannelHandlerContext ctx) {
+        return ctx.channel().remoteAddress() instanceof InetSocketAddress a && a.getAddress() != null
+                ? a.getAddress().getHostAddress() : String.valueOf(ctx.channel().remoteAddress());
     }
 
     /** The {@code limit} parameter: {@link #DEFAULT_LIMIT} when absent, -1 when not 1 to {@link #MAX_LIMIT}. */
@@ -169,7 +193,8 @@ public final class ThreadRunsRoute {
     }
 
     private static void gather(ServerContext server, ChannelHandlerContext ctx, HttpRequest request, String threadId,
-            String token, ThreadRun.Cursor after, int limit, boolean fromPeer, boolean keepAlive) {
+            String token, String caller, ThreadRun.Cursor after, int limit, boolean fromPeer, boolean keepAlive,
+            Consumer<Boolean> answered) {
         Workers workers = server.workers();
         Predicate<String> visible = runId -> server.authorizer().authorizeAny(token, runId) == AuthDecision.ALLOWED;
         List<CompletableFuture<List<ThreadRun>>> parts = new ArrayList<>(workers.size());
@@ -188,7 +213,8 @@ public final class ThreadRunsRoute {
         CompletableFuture.allOf(CompletableFuture.allOf(parts.toArray(new CompletableFuture<?>[0])), peers)
                 .orTimeout(GATHER_TIMEOUT_MS + 500, TimeUnit.MILLISECONDS)
                 .whenComplete((ignored, failure) -> ctx.channel().eventLoop().execute(() -> {
-                    server.threadListings().decrementAndGet();
+                    server.threadListings().give(caller);
+                    boolean kept = false;
                     try {
                         if (failure != null) {
                             boolean local = parts.stream().anyMatch(p -> !p.isDone() || p.isCompletedExceptionally());
@@ -199,15 +225,23 @@ public final class ThreadRunsRoute {
                                                     .getMessage() + "; retry", false);
                             return;
                         }
-                        List<ThreadRun> runs = new ArrayList<>(peers.join().runs());
+                        List<ThreadRun> runs = new ArrayList<>();
+                        for (ThreadRun r : peers.join().runs()) {
+                            // a peer's page went through the same rule there; filtered again here all the same,
+                            // so a peer's answer never lists what this caller may not see
+                            if (visible.test(r.runId())) {
+                                runs.add(r);
+                            }
+                        }
                         for (CompletableFuture<List<ThreadRun>> part : parts) {
                             runs.addAll(part.join());
                         }
                         reply(server, ctx, request, threadId, runs, after, limit, peers.join().more(), keepAlive);
-                        ctx.channel().config().setAutoRead(true);
+                        kept = keepAlive;
                     } catch (RuntimeException e) {
                         ctx.pipeline().fireExceptionCaught(e);
                     }
+                    answered.accept(kept);
                 }));
     }
 

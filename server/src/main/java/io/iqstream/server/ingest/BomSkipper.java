@@ -56,6 +56,11 @@ final class BomSkipper implements EventSplitter {
     }
 
     @Override
+    public boolean isSse() {
+        return format.isSse();
+    }
+
+    @Override
     public int heldBytes() {
         return format.heldBytes();
     }

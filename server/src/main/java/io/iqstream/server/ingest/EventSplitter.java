@@ -24,6 +24,11 @@ public interface EventSplitter {
     /** Frees any bytes held and gives their budget back. Idempotent. */
     void release();
 
+    /** Whether the body is SSE, the one format whose data lines may carry a protocol's end marker ({@code [DONE]}). */
+    default boolean isSse() {
+        return false;
+    }
+
     /** {@link #forContentType(String, int, ByteBufAllocator, MemoryBudget)} with the default allocator, uncharged. */
     static EventSplitter forContentType(String contentType, int maxEventBytes) {
         return forContentType(contentType, maxEventBytes, ByteBufAllocator.DEFAULT, null);

@@ -53,11 +53,20 @@ public final class EventValidator {
         this(RunProtocol.AG_UI);
     }
 
-    /** A validator whose terminal, closing and end-marker verdicts follow {@code protocol}. */
+    /** A validator whose terminal, closing and end-marker verdicts follow {@code protocol} (an SSE body's). */
     public EventValidator(RunProtocol protocol) {
+        this(protocol, true);
+    }
+
+    /**
+     * As above; {@code sseBody}: the events come from an SSE body. The end marker ({@code [DONE]}) is an SSE data
+     * line only: in an NDJSON or JSON body it is no event and no end, but what any other non-object is
+     * ({@link EventCheck#NOT_AN_OBJECT}: 400 {@code bad_event}).
+     */
+    public EventValidator(RunProtocol protocol, boolean sseBody) {
         this.terminalTypes = protocol.terminalTypes();
         this.closingTypes = protocol.closingTypes();
-        this.endMarker = protocol.endMarker();
+        this.endMarker = sseBody ? protocol.endMarker() : null;
     }
 
     /** Why the last check failed, for the error reply. */

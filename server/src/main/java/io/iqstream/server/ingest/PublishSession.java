@@ -67,7 +67,7 @@ public final class PublishSession implements EventSink {
         this.registry = registry;
         this.run = run;
         this.splitter = splitter;
-        this.validator = new EventValidator(run.protocol());
+        this.validator = new EventValidator(run.protocol(), splitter.isSse());
         this.keepAlive = keepAlive;
         this.maxEventBytes = server.config().maxEventBytes();
         this.idleTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(server.config().runIdleTimeoutMs());

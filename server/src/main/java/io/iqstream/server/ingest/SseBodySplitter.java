@@ -46,6 +46,11 @@ final class SseBodySplitter implements EventSplitter {
     }
 
     @Override
+    public boolean isSse() {
+        return true;
+    }
+
+    @Override
     public boolean feed(ByteBuf chunk, EventSink sink) {
         this.sink = sink;
         int from = chunk.readerIndex();

@@ -20,7 +20,8 @@ import java.nio.charset.StandardCharsets;
  *   <li>{@link #UI_MESSAGE_STREAM}: the Vercel AI SDK's UI message stream (v1), declared by the creating POST's
  *       {@code x-vercel-ai-ui-message-stream: v1} header (the header the AI SDK's own responses carry). Each chunk
  *       is one event; the data line {@code [DONE]} ends the run without being an event, and so does the body's end
- *       right after a {@code finish}, {@code abort} or {@code error} chunk (NDJSON has no {@code [DONE]}). The
+ *       right after a {@code finish}, {@code abort} or {@code error} chunk (NDJSON and JSON have no {@code [DONE]}: a
+ *       line {@code [DONE]} there is 400 {@code bad_event}, as any other non-object). The
  *       server's own ends are an {@code abort} chunk (stopped) or an {@code error} chunk (publisher lost, idle);
  *       readers get the {@code x-vercel-ai-ui-message-stream: v1} header and {@code data: [DONE]} after the run's
  *       last event, as the AI SDK's {@code JsonToSseTransformStream} writes it.</li>
@@ -91,7 +92,22 @@ public enum RunProtocol {
         if (v == null) {
             return AG_UI;
         }
-        return UI_MESSAGE_STREAM_VERSION.equalsIgnoreCase(v.trim()) ? UI_MESSAGE_STREAM : null;
+        // exactly v1 (the AI SDK's own value): not V1, not v1.0; only the spaces and tabs HTTP allows around any
+        // field value (RFC 9110 5.5) are not part of it
+        return UI_MESSAGE_STREAM_VERSION.equals(trimOws(v)) ? UI_MESSAGE_STREAM : null;
+    }
+
+    /** {@code v} without leading and trailing spaces and tabs (HTTP's optional whitespace). */
+    private static String trimOws(String v) {
+        int from = 0;
+        int to = v.length();
+        while (from < to && (v.charAt(from) == ' ' || v.charAt(from) == '\t')) {
+            from++;
+        }
+        while (to > from && (v.charAt(to - 1) == ' ' || v.charAt(to - 1) == '\t')) {
+            to--;
+        }
+        return v.substring(from, to);
     }
 
     /** The name in status replies and docs: {@code ag-ui} or {@code ui-message-stream}. */

@@ -103,8 +103,24 @@ final class RawHttp {
      * no status line at all within the time is an {@link AssertionError}.
      */
     static Response read(Socket s, long timeoutMs) throws IOException {
-        long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
-        Deadline in = new Deadline(s, deadline);
+        return read(new Deadline(s, System.nanoTime() + timeoutMs * 1_000_000L));
+    }
+
+    /**
+     * The responses of one connection, read in turn from one buffer (so answers that arrive together, as to
+     * pipelined requests, are each read), every read within {@code timeoutMs} of this call.
+     */
+    static Responses responses(Socket s, long timeoutMs) throws IOException {
+        Deadline in = new Deadline(s, System.nanoTime() + timeoutMs * 1_000_000L);
+        return () -> read(in);
+    }
+
+    /** Successive responses of one connection. */
+    interface Responses {
+        Response next() throws IOException;
+    }
+
+    private static Response read(Deadline in) throws IOException {
         while (true) {
             String statusLine = in.line();
             if (statusLine == null) {

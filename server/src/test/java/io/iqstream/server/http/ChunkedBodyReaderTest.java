@@ -11,8 +11,9 @@ import org.junit.jupiter.api.Test;
 /**
  * The step-down ({@link ChunkedBodyReader}) decodes what Netty's codec alone decodes ({@link StepDownModel}):
  * named cases for each path (data chunks read below the codec, the last chunk and trailers handed back, an
- * extension handed back mid-body, a bad delimiter, a pipelined request after the body, every cut of one body),
- * then 2,000 seeded random streams (the fuzz test goes on from there).
+ * extension handed back mid-body, a bad delimiter, a pipelined request after the body, every cut of one body, a
+ * publish pipelined behind a request handed to another worker, the heads where smuggling lives), then 2,000
+ * seeded random streams of every kind (the fuzz test goes on from there).
  */
 class ChunkedBodyReaderTest {
     private static final String HEAD = "POST /v1/runs/r/events HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
@@ -58,6 +59,53 @@ class ChunkedBodyReaderTest {
             StepDownModel.check(s, new int[0]);
             StepDownModel.check(s, new int[] {HEAD.length() + 1});
         }
+    }
+
+    @Test
+    void aPublishPipelinedBehindAHandOffDecodesAsTheCodecDoes() {
+        // issue 31: a request handed to another worker, a chunked publish behind it in the same read; the codec
+        // must not decode the publish's body before its head is served (a size line cut by the read was read as
+        // the wrong size: 400 on a valid body; a partial chunk reached the handler as codec content: 500)
+        String moved = "GET /v1/runs/elsewhere/events HTTP/1.1\r\nHost: x\r\n\r\n";
+        String body = "1c\r\n{\"type\":\"RUN_STARTED\",\"a\":1}\r\n0\r\n\r\n";
+        byte[] s = bytes(moved + HEAD + body + "GET /v1/runs/r HTTP/1.1\r\nHost: x\r\n\r\n");
+        List<String> trace = StepDownModel.trace(s, new int[] {moved.length() + HEAD.length() + 1}, 0b1, true);
+        assertEquals(List.of("REQUEST GET /v1/runs/elsewhere/events", "END", "REQUEST POST /v1/runs/r/events",
+                "DATA " + hex("{\"type\":\"RUN_STARTED\",\"a\":1}"), "END", "REQUEST GET /v1/runs/r", "END",
+                "CLOSED"), trace);
+        for (long arrivals : new long[] {0, 1, 0b10, 0b101, -1L}) {
+            for (int a = 0; a <= s.length; a++) {
+                StepDownModel.check(s, new int[] {a}, arrivals);
+                StepDownModel.check(s, new int[] {a, Math.min(s.length, a + 5)}, arrivals);
+            }
+        }
+        // the moved request a chunked publish itself, another behind it
+        String movedPost = HEAD.replace("/v1/runs/r/", "/v1/runs/elsewhere/");
+        byte[] t = bytes(movedPost + body + HEAD + body);
+        for (int a = 0; a <= t.length; a++) {
+            StepDownModel.check(t, new int[] {a}, 0b1);
+            StepDownModel.check(t, new int[] {a}, 0);
+        }
+    }
+
+    @Test
+    void theHeadsWhereSmugglingLivesDecodeTheSame() {
+        String body = "3\r\nabc\r\n0\r\n\r\nGET /v1/runs/r HTTP/1.1\r\nHost: x\r\n\r\n";
+        for (String framing : List.of("Content-Length: 3\r\nTransfer-Encoding: chunked\r\n",
+                "Transfer-Encoding: chunked\r\nContent-Length: 40\r\n", "Transfer-Encoding: gzip, chunked\r\n",
+                "Transfer-Encoding: chunked, gzip\r\n", "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+                "Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n", "Transfer-Encoding: chunked, chunked\r\n",
+                "Transfer-Encoding: identity\r\n", "Transfer-Encoding: Chunked\r\n", "Transfer-Encoding:  chunked \r\n")) {
+            for (String version : List.of("1.1", "1.0")) {
+                byte[] s = bytes("POST /v1/runs/r/events HTTP/" + version + "\r\nHost: x\r\n" + framing + "\r\n" + body);
+                for (int a = 0; a <= s.length; a += 3) {
+                    StepDownModel.check(s, new int[] {a});
+                }
+            }
+        }
+        List<String> gzip = StepDownModel.trace(bytes("POST /v1/runs/r/events HTTP/1.1\r\nHost: x\r\n"
+                + "Transfer-Encoding: gzip, chunked\r\n\r\n" + body), new int[0], true);
+        assertEquals(List.of("REQUEST POST /v1/runs/r/events", "REFUSED 501", "CLOSED"), gzip);
     }
 
     @Test

@@ -229,6 +229,46 @@ class UiMessageStreamRunTest {
     }
 
     @Test
+    void theVersionIsExactlyV1() throws Exception {
+        try (TestServer server = TestServer.start()) {
+            String auth = "Bearer " + Tokens.admin();
+            String base = server.base() + "/v1/runs/";
+            for (String version : List.of("V1", "v1.0", "v01")) {
+                HttpResponse<String> r = Http.post(base + "ui-v/events", "application/x-ndjson",
+                        "{\"type\":\"start\"}\n", "Authorization", auth, "x-vercel-ai-ui-message-stream", version);
+                assertEquals(400, r.statusCode(), version + ": " + r.body());
+                assertTrue(r.body().startsWith("{\"error\":\"unsupported_protocol\""), r.body());
+            }
+            // the whitespace HTTP allows around any field value is not part of it (raw bytes: no client trims)
+            try (java.net.Socket s = new java.net.Socket("127.0.0.1", server.port())) {
+                String body = "{\"type\":\"start\"}\n";
+                s.getOutputStream().write(("POST /v1/runs/ui-ows/events HTTP/1.1\r\nHost: x\r\nAuthorization: " + auth
+                        + "\r\nContent-Type: application/x-ndjson\r\nx-vercel-ai-ui-message-stream: \tv1 \r\n"
+                        + "Content-Length: " + body.length() + "\r\nConnection: close\r\n\r\n" + body)
+                        .getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+                String answer = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+                assertTrue(answer.startsWith("HTTP/1.1 200"), answer);
+            }
+            HttpResponse<String> status = Http.get(base + "ui-ows", "Authorization", auth);
+            assertTrue(status.body().contains("\"protocol\":\"ui-message-stream\""), status.body());
+
+        }
+    }
+
+    @Test
+    void ndjsonHasNoDone() throws Exception {
+        try (TestServer server = TestServer.start()) {
+            String auth = "Bearer " + Tokens.admin();
+            String base = server.base() + "/v1/runs/";
+            // NDJSON has no [DONE] (docs/API.md): the line is no end marker but a chunk that is not an object
+            HttpResponse<String> done = Http.post(base + "ui-nd/events", "application/x-ndjson",
+                    "{\"type\":\"start\"}\n[DONE]\n", "Authorization", auth, "x-vercel-ai-ui-message-stream", "v1");
+            assertEquals(400, done.statusCode(), done.body());
+            assertTrue(done.body().startsWith("{\"error\":\"bad_event\""), done.body());
+        }
+    }
+
+    @Test
     void anAgUiRunIsFramedAsBefore() throws Exception {
         try (TestServer server = TestServer.start()) {
             String admin = Tokens.admin();
