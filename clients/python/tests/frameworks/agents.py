@@ -64,16 +64,21 @@ def long_text(words: int = 600) -> str:
 
 # ---- pydantic-ai: AGUIAdapter.dispatch_request in a FastAPI route (its docs' example) ----
 
-def pydantic_ai_app(script: Script) -> FastAPI:
+def pydantic_ai_agent(script: Script) -> Any:
     from pydantic_ai import Agent
     from pydantic_ai.models.function import AgentInfo, FunctionModel
-    from pydantic_ai.ui.ag_ui import AGUIAdapter
 
     async def stream_function(messages: list, info: AgentInfo) -> AsyncIterator[str]:
         async for chunk in script.stream():
             yield chunk
 
-    agent = Agent(FunctionModel(stream_function=stream_function))
+    return Agent(FunctionModel(stream_function=stream_function))
+
+
+def pydantic_ai_app(script: Script) -> FastAPI:
+    from pydantic_ai.ui.ag_ui import AGUIAdapter
+
+    agent = pydantic_ai_agent(script)
     app = FastAPI()
 
     @app.post("/agent")
@@ -85,8 +90,8 @@ def pydantic_ai_app(script: Script) -> FastAPI:
 
 # ---- LangGraph: a graph calling a fake chat model, served by ag-ui-langgraph's endpoint ----
 
-def langgraph_app(script: Script) -> FastAPI:
-    from ag_ui_langgraph import LangGraphAgent, add_langgraph_fastapi_endpoint
+def langgraph_agent(script: Script) -> Any:
+    from ag_ui_langgraph import LangGraphAgent
     from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
     from langgraph.checkpoint.memory import MemorySaver
@@ -118,17 +123,21 @@ def langgraph_app(script: Script) -> FastAPI:
     graph.add_node("model", call_model)
     graph.add_edge(START, "model")
     graph.add_edge("model", END)
-    agent = LangGraphAgent(name="agent", graph=graph.compile(checkpointer=MemorySaver()))
+    return LangGraphAgent(name="agent", graph=graph.compile(checkpointer=MemorySaver()))
+
+
+def langgraph_app(script: Script) -> FastAPI:
+    from ag_ui_langgraph import add_langgraph_fastapi_endpoint
+
     app = FastAPI()
-    add_langgraph_fastapi_endpoint(app, agent, "/agent")
+    add_langgraph_fastapi_endpoint(app, langgraph_agent(script), "/agent")
     return app
 
 
 # ---- Microsoft Agent Framework: an Agent on a test chat client, served by agent-framework-ag-ui ----
 
-def agent_framework_app(script: Script) -> FastAPI:
+def agent_framework_agent(script: Script) -> Any:
     from agent_framework import Agent, BaseChatClient, ChatResponse, ChatResponseUpdate, Content, ResponseStream
-    from agent_framework_ag_ui import add_agent_framework_fastapi_endpoint
 
     class ScriptedChatClient(BaseChatClient):
         """A chat client answering from the script, streamed (Agent Framework's BaseChatClient contract)."""
@@ -145,9 +154,14 @@ def agent_framework_app(script: Script) -> FastAPI:
                 return ChatResponse.from_updates([u async for u in updates()])
             return whole()
 
-    agent = Agent(client=ScriptedChatClient(), name="agent", instructions="answer")
+    return Agent(client=ScriptedChatClient(), name="agent", instructions="answer")
+
+
+def agent_framework_app(script: Script) -> FastAPI:
+    from agent_framework_ag_ui import add_agent_framework_fastapi_endpoint
+
     app = FastAPI()
-    add_agent_framework_fastapi_endpoint(app, agent, "/agent", single_user=True)
+    add_agent_framework_fastapi_endpoint(app, agent_framework_agent(script), "/agent", single_user=True)
     return app
 
 

@@ -6,8 +6,10 @@ a load balancer serve the resume on the other one."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import unittest
+from pathlib import Path
 from typing import Any, Callable
 
 from iqstream import AsyncClient
@@ -17,6 +19,7 @@ from ..support import ServerProcess
 from .agents import FRAMEWORKS, Script, long_text
 from .harness import AppInstance, RoundRobinLb, contents, post_run, run_input, seen_contents
 
+AGUI_CLIENT = Path(__file__).resolve().parent.parent / "agui-client"
 STOP_PROMISE_S = 2.0    # what the docs promise: the agent's task is cancelled within a second or two
 STOP_ROOM_S = 8.0       # what the test allows on a loaded 2-core machine (a broken stop never cancels at all)
 
@@ -154,6 +157,27 @@ class ResumableEndpointContract:
         self.assertEqual(script.calls, 1, "instance B joined the run; it did not start the agent")
         self.assertTrue(rest.ended)
         self.assert_whole_answer_once(first.frames + rest.frames, script, await self.whole_run(run_id))
+
+
+    async def test_ag_ui_http_agent_reads_the_endpoint_unchanged(self) -> None:
+        """@ag-ui/client's HttpAgent (as CopilotKit uses it) against the endpoint behind the middleware: it gets
+        IQ-Stream's frames (id: lines, retry:, comments) and builds the same answer."""
+        if not (AGUI_CLIENT / "node_modules" / "@ag-ui" / "client").is_dir():
+            raise AssertionError(f"run `npm ci` in {AGUI_CLIENT} first (run-tests.sh does)")
+        script = Script(long_text(12))
+        app, _ = await self.instance(script)
+        body = run_input()
+        node = await asyncio.create_subprocess_exec(
+            "node", str(AGUI_CLIENT / "read-endpoint.mjs"), f"{app.url}/agent", body["threadId"], body["runId"],
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(node.communicate(), 60)
+        self.assertEqual(node.returncode, 0, err.decode())
+        seen = json.loads(out.decode().strip().splitlines()[-1])
+        self.assertEqual(seen["text"], script.text)
+        self.assertEqual(seen["types"][0], "RUN_STARTED")
+        self.assertEqual(seen["types"][-1], "RUN_FINISHED")
+        iq_types = [e["type"] for _, e in await self.whole_run(f"{body['threadId']}:{body['runId']}")]
+        self.assertEqual(seen["types"], iq_types, "HttpAgent delivered every event of the run, once")
 
 
 def _middleware_of(app: Any) -> ResumableAGUI:
