@@ -2,6 +2,7 @@
 # The python suite: a fresh venv, the iqstream package installed into it from this path (pip install ., as a user
 # would), the frameworks it is tested with from PyPI (pinned: tests/requirements-frameworks.txt, every transitive
 # package in tests/constraints.txt), then every test against a real IQ-Stream server:
+#   mypy                                             the package type-checks (it ships py.typed)
 #   tests/test_publisher.py, test_async_client.py   the synchronous and the asyncio client (standard library)
 #   tests/frameworks/                                pydantic-ai, LangGraph (ag-ui-langgraph) and Microsoft Agent
 #                                                    Framework (agent-framework-ag-ui): their own AG-UI endpoints plus
@@ -46,6 +47,8 @@ echo "venv: the package and the frameworks installed in $((SECONDS - t0)) s"
 import iqstream, iqstream.asgi, iqstream_client, sys
 assert "site-packages" in iqstream.__file__, iqstream.__file__
 print("installed:", iqstream.__version__, iqstream.__file__)')
+# typed (py.typed): the package type-checks as its users' checkers see it
+"$venv/bin/python" -m mypy --no-incremental iqstream iqstream_client
 (cd tests/agui-client && npm ci --no-audit --no-fund --loglevel=error)
 
 status=0

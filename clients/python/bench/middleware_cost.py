@@ -11,7 +11,6 @@ each app process (utime + stime from /proc/PID/stat) over those runs, divided by
 is the cost per event. One warm-up run each is not counted. Needs the venv of clients/python/run-tests.sh.
 """
 
-from __future__ import annotations
 
 import argparse
 import asyncio
@@ -74,7 +73,8 @@ async def one_run(url: str) -> int:
     frames = 0
     async with httpx.AsyncClient(timeout=120) as client:
         async with client.stream("POST", url, json=body, headers={"Accept": "text/event-stream"}) as response:
-            assert response.status_code == 200, response.status_code
+            if response.status_code != 200:
+                raise AssertionError(f"{url} answered {response.status_code}: {(await response.aread())[:300]!r}")
             async for line in response.aiter_lines():
                 if line.startswith("data:"):
                     frames += 1

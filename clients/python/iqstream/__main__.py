@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None, prog: str = "iqstream") -> int:
                         for line in source:
                             if line.strip():
                                 run.send(line)
-                    result = run.result
+                    result = run.finish()  # finished by the with block: its result
             out = dataclasses.asdict(result)
         elif args.command == "pipe-agent":
             if args.input:

@@ -126,18 +126,17 @@ class AsyncClient:
         """
         run = self.open_run(run_id)
         await run.open()
-        pump = asyncio.ensure_future(_pump(run, events))
-        run.on_stop = pump.cancel
+        pump = _Pump(run, events)
         try:
-            await asyncio.wait({pump})
+            await asyncio.wait({pump.task})
         except asyncio.CancelledError:
-            pump.cancel()
+            pump.stop()
             run.close()
             raise
-        if pump.cancelled():  # only a stop cancels it
+        if pump.task.cancelled():  # only a stop cancels it
             run.close()
             raise run.failure or RunStoppedError(run_id, 409, RunStoppedError.CODE, "the run was stopped")
-        error = pump.exception()
+        error = pump.task.exception()
         if error is not None:
             if isinstance(error, IqStreamError) or run.failure is not None:
                 run.close()
@@ -147,7 +146,7 @@ class AsyncClient:
                                 "code": "AGENT_ERROR"})
                 await run.finish()
             raise error
-        return await run.finish()
+        return await run.finish()  # after a stop the producer did not notice: raises RunStoppedError
 
     async def publish(self, run_id: str, events: Iterable[Any]) -> PublishResult:
         """Publishes a batch of events in one (non-streamed) request."""
@@ -186,19 +185,59 @@ class AsyncClient:
         return RunEvents(self, _check_run_id(run_id), last_event_id)
 
 
-async def _pump(run: "AsyncRunPublisher", events: Union[AsyncIterable[Any], Iterable[Any]]) -> None:
-    if hasattr(events, "__aiter__"):
-        iterator = events.__aiter__()  # type: ignore[union-attr]
+class _Pump:
+    """Iterates a producer's events into a publisher on a task of its own. A stop cancels that task where the
+    producer awaits, never inside ``send``: a CancelledError raised while the task is in ``send`` would leave the
+    producer's async generators suspended at their ``yield`` (a framework's inner streams, or a graph running on
+    a task of its own, would go on), so inside ``send`` the cancel waits for ``send`` to return, and nothing more
+    is sent once the run is stopped."""
+
+    def __init__(self, run: "AsyncRunPublisher", events: Union[AsyncIterable[Any], Iterable[Any]]):
+        self.run = run
+        self.events = events
+        self.in_send = False
+        self.stop_asked = False
+        self.cancelled = False
+        run.on_stop = self.stop
+        self.task: asyncio.Task[None] = asyncio.ensure_future(self._iterate())
+
+    def stop(self) -> None:
+        self.stop_asked = True
+        if self.in_send or self.cancelled:
+            return
+        self.cancelled = True
+        self.task.cancel()
+
+    async def _send(self, event: Any) -> None:
+        if self.stop_asked:
+            return
+        self.in_send = True
         try:
-            async for event in iterator:
-                await run.send(event)
+            await self.run.send(event)
+        except RunStoppedError:
+            self.stop_asked = True
         finally:
-            aclose = getattr(iterator, "aclose", None)
-            if aclose is not None:
-                await aclose()
-    else:
-        for event in events:  # type: ignore[union-attr]
-            await run.send(event)
+            self.in_send = False
+            if self.stop_asked and not self.cancelled:
+                self.cancelled = True
+                asyncio.get_running_loop().call_soon(self.task.cancel)  # lands at the producer's next await
+
+    async def _iterate(self) -> None:
+        events = self.events
+        if isinstance(events, AsyncIterable):
+            iterator = events.__aiter__()
+            try:
+                async for event in iterator:
+                    await self._send(event)
+            finally:
+                aclose = getattr(iterator, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+        else:
+            for event in events:
+                if self.stop_asked:
+                    return
+                await self._send(event)
 
 
 class RunEvents:

@@ -73,6 +73,15 @@ class _Decision:
         self.queue = queue
 
 
+class _DriveState:
+    """What the app's answer turned out to be: ``mode`` None until its start, then "sse" (published) or "pass"."""
+
+    def __init__(self) -> None:
+        self.mode: Optional[str] = None
+        self.body_sent = False
+        self.headers: list[tuple[bytes, bytes]] = []
+
+
 class _Run:
     """A run this process is driving (or deciding about): its task and how its first POST is answered."""
 
@@ -151,7 +160,8 @@ class ResumableAGUI:
         if decision.kind == _Decision.PASS and decision.queue is not None and run.task is not None:
             await _relay(decision.queue, send)
         elif decision.kind == _Decision.ERROR:
-            await _answer_error(send, decision.status, decision.error["error"], decision.error["message"])
+            error = decision.error or {"error": "error", "message": ""}
+            await _answer_error(send, decision.status, error["error"], error["message"])
         else:
             await self._serve(run_id, None if last_event_id is None else int(last_event_id), decision.headers,
                               receive, send)
@@ -207,11 +217,11 @@ class ResumableAGUI:
         run.publisher = publisher
         parser = SseParser()
         finished = asyncio.Event()
-        state = {"mode": None, "body_sent": False, "headers": []}
+        state = _DriveState()
 
         async def app_receive() -> Message:
-            if not state["body_sent"]:
-                state["body_sent"] = True
+            if not state.body_sent:
+                state.body_sent = True
                 return {"type": "http.request", "body": body, "more_body": False}
             await finished.wait()  # the browser's disconnect is not the agent's business
             return {"type": "http.disconnect"}
@@ -238,8 +248,8 @@ class ResumableAGUI:
                 headers = list(message.get("headers") or [])
                 content_type = next((v for k, v in headers if k.lower() == b"content-type"), b"").decode("latin-1")
                 if message["status"] == 200 and content_type.split(";", 1)[0].strip().lower() == "text/event-stream":
-                    state["mode"] = "sse"
-                    state["headers"] = [(k, v) for k, v in headers if k.lower() not in _NOT_COPIED]
+                    state.mode = "sse"
+                    state.headers = [(k, v) for k, v in headers if k.lower() not in _NOT_COPIED]
                     try:
                         await publisher.open()
                     except IqStreamHttpError as e:
@@ -250,21 +260,21 @@ class ResumableAGUI:
                         run.decide(_Decision(_Decision.ERROR, 502, {"error": "iqstream_unreachable", "message": str(e)}))
                         raise
                 else:
-                    state["mode"] = "pass"
+                    state.mode = "pass"
                     queue: asyncio.Queue = asyncio.Queue()
                     run.decide(_Decision(_Decision.PASS, queue=queue))
                     await queue.put(message)
             elif kind == "http.response.body":
-                if state["mode"] == "sse":
+                if state.mode == "sse":
                     chunk = message.get("body") or b""
                     if chunk:
                         for frame in parser.feed(chunk):
                             await publisher.send(frame.data)
                             if not run.decision.done():
-                                run.decide(_Decision(_Decision.SSE, headers=state["headers"]))
+                                run.decide(_Decision(_Decision.SSE, headers=state.headers))
                     if not message.get("more_body", False):
                         await self._finish(publisher)
-                elif state["mode"] == "pass":
+                elif state.mode == "pass":
                     await run.decision.result().queue.put(message)
 
         # ASGI 2.4 for the app: a disconnect would show as an OSError from send, and it never comes. Starlette's
@@ -274,7 +284,7 @@ class ResumableAGUI:
         app_scope = {**scope, "asgi": {**(scope.get("asgi") or {}), "spec_version": "2.4"}}
         try:
             await self.app(app_scope, app_receive, app_send)
-            if state["mode"] == "sse":
+            if state.mode == "sse":
                 await self._finish(publisher)
         except asyncio.CancelledError:
             if not stop["cancelled"]:
@@ -282,17 +292,17 @@ class ResumableAGUI:
             log.info("run %s %s: the agent's task was cancelled", run.run_id,
                      "stopped" if publisher.stopped else "not publishable")
         except Exception as e:  # noqa: BLE001 - the agent failed: its readers get the run's end
-            if state["mode"] == "sse" and publisher.opened and publisher.failure is None and publisher.result is None:
+            if state.mode == "sse" and publisher.opened and publisher.failure is None and publisher.result is None:
                 log.warning("run %s: the agent failed: %r", run.run_id, e)
                 await self._end_with(publisher, "AGENT_ERROR", f"the agent failed: {e!r}")
-            elif state["mode"] != "pass":
+            elif state.mode != "pass":
                 log.warning("run %s: not published: %r", run.run_id, e)
             else:
                 raise
         finally:
             finished.set()
             publisher.close()
-            if state["mode"] == "pass":  # the app's answer ends here even if the app did not end it
+            if state.mode == "pass":  # the app's answer ends here even if the app did not end it
                 await run.decision.result().queue.put({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _finish(self, publisher: AsyncRunPublisher) -> None:

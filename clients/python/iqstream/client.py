@@ -310,6 +310,8 @@ class IqStreamClient:
         streams. Returns the IQ-Stream reply once the agent's response has ended."""
         parsed = urllib.parse.urlsplit(agent_url)
         conn_type = http.client.HTTPSConnection if parsed.scheme == "https" else http.client.HTTPConnection
+        if not parsed.hostname:
+            raise ValueError(f"agent_url must be http(s)://host[:port]/path, got: {agent_url!r}")
         conn = conn_type(parsed.hostname, parsed.port or (443 if parsed.scheme == "https" else 80),
                          timeout=timeout or self.timeout)
         try:
@@ -408,7 +410,7 @@ class RunPublisher:
     def stopped(self) -> bool:
         """True once the server has answered that the run was stopped (``DELETE``): abort the agent;
         ``send`` and ``finish`` then raise ``RunStoppedError``. Does not wait for an answer."""
-        if self._failure is None and self.result is None and self._conn is not None and _readable(self._conn.sock):
+        if self._failure is None and self.result is None and self._conn is not None and _readable(self._open_conn.sock):
             try:
                 self._handle_early_answer()
             except IqStreamError:
@@ -422,10 +424,10 @@ class RunPublisher:
         self._unconfirmed.append(line)
         self.events_sent += 1
         try:
-            if _readable(self._conn.sock):  # the server answered before we finished: see why
+            if _readable(self._open_conn.sock):  # the server answered before we finished: see why
                 self._handle_early_answer()
                 return self
-            self._conn.send(b"%x\r\n" % len(line) + line + b"\r\n")
+            self._open_conn.send(b"%x\r\n" % len(line) + line + b"\r\n")
         except (OSError, http.client.HTTPException) as e:
             self._recover(e)
         return self
@@ -438,10 +440,10 @@ class RunPublisher:
         while self.result is None:
             try:
                 try:
-                    self._conn.send(b"0\r\n\r\n")
+                    self._open_conn.send(b"0\r\n\r\n")
                 except OSError:
                     pass  # an early answer is read below
-                response = self._conn.getresponse()
+                response = self._open_conn.getresponse()
                 reply = response.read()
                 if response.status == 200:
                     self.result = self.client.parse_result(self.run_id, reply)
@@ -454,6 +456,12 @@ class RunPublisher:
         return self.result
 
     # ---- internals ----
+
+    @property
+    def _open_conn(self) -> http.client.HTTPConnection:
+        if self._conn is None:
+            raise http.client.NotConnected("the publish request is closed")
+        return self._conn
 
     def _ensure_open(self) -> None:
         if self._failure is not None:
@@ -482,7 +490,7 @@ class RunPublisher:
 
     def _handle_early_answer(self) -> None:
         try:
-            response = self._conn.getresponse()
+            response = self._open_conn.getresponse()
             reply = response.read()
         except (OSError, http.client.HTTPException) as e:
             self._recover(e)
@@ -501,8 +509,8 @@ class RunPublisher:
 
     def _check_continuation(self, finishing: bool) -> None:
         """After a request that names a run no node holds: the server's 409 is read and raised."""
-        self._conn.send(b"0\r\n\r\n")
-        response = self._conn.getresponse()
+        self._open_conn.send(b"0\r\n\r\n")
+        response = self._open_conn.getresponse()
         reply = response.read()
         if response.status == 200:  # an older server that does not check: the run restarted
             self._fail(IqStreamError(f"run '{self.run_id}' was lost and restarted by the server", self.run_id))
@@ -584,7 +592,7 @@ class RunPublisher:
             try:
                 self._start_request(self._base)
                 for line in self._unconfirmed:
-                    self._conn.send(b"%x\r\n" % len(line) + line + b"\r\n")
+                    self._open_conn.send(b"%x\r\n" % len(line) + line + b"\r\n")
                 return
             except (OSError, http.client.HTTPException) as e:
                 last = e

@@ -13,6 +13,7 @@ from typing import Any, AsyncIterator, Callable
 from iqstream import AsyncClient, PublishResult, RunStoppedError
 
 from ..support import ServerProcess
+from . import shared_server
 from .agents import Script, agent_framework_agent, langgraph_agent, long_text, pydantic_ai_agent
 from .harness import contents, run_input
 
@@ -43,11 +44,7 @@ class AdapterContract:
 
     @classmethod
     def setUpClass(cls) -> None:  # noqa: N802
-        cls.server = ServerProcess()
-
-    @classmethod
-    def tearDownClass(cls) -> None:  # noqa: N802
-        cls.server.stop()
+        cls.server = shared_server()
 
     async def asyncSetUp(self) -> None:  # noqa: N802
         asyncio.get_running_loop().slow_callback_duration = 10.0

@@ -16,6 +16,7 @@ from iqstream import AsyncClient
 from iqstream.asgi import ResumableAGUI
 
 from ..support import ServerProcess
+from . import shared_server
 from .agents import FRAMEWORKS, Script, long_text
 from .harness import AppInstance, RoundRobinLb, contents, post_run, run_input, seen_contents
 
@@ -32,11 +33,7 @@ class ResumableEndpointContract:
 
     @classmethod
     def setUpClass(cls) -> None:  # noqa: N802
-        cls.server = ServerProcess()
-
-    @classmethod
-    def tearDownClass(cls) -> None:  # noqa: N802
-        cls.server.stop()
+        cls.server = shared_server()
 
     async def asyncSetUp(self) -> None:  # noqa: N802
         asyncio.get_running_loop().slow_callback_duration = 10.0  # debug mode's slow-callback log: imports, a busy VM
