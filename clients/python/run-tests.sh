@@ -37,7 +37,7 @@ if ! "$python" -m venv "$venv"; then
   exit 77
 fi
 t0=$SECONDS
-"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --cache-dir "$cache" \
+"$venv/bin/python" -m pip install --quiet --no-compile --disable-pip-version-check --cache-dir "$cache" \
   -c tests/constraints.txt . -r tests/requirements-frameworks.txt
 rm -rf build ./*.egg-info
 echo "venv: the package and the frameworks installed in $((SECONDS - t0)) s"

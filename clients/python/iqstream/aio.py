@@ -35,6 +35,7 @@ from .client import (
     RunStoppedError,
     _check_run_id,
     event_line,
+    settle_after_break,
 )
 
 __all__ = ["AsyncClient", "AsyncRunPublisher", "RunEvents"]
@@ -517,25 +518,14 @@ class AsyncRunPublisher:
                     self.close()
                     continue
             self._may_have_events = False
-            count = status.events if status else 0
-            accepted = count - self._base
-            if accepted < 0 or accepted > len(self._unconfirmed):
-                self._fail(IqStreamError(
-                    f"run '{self.run_id}' changed under its publisher: the server holds {count} events, this "
-                    f"request started at {self._base} and sent {len(self._unconfirmed)}", self.run_id))
-            if accepted > 0:
+            settled = settle_after_break(self.run_id, status, self._base, self._unconfirmed, finishing)
+            if settled.accepted > 0:
                 self._failures_in_row = 0
-            del self._unconfirmed[:accepted]
-            self._base = count
-            if status is not None and status.ended:
-                if not self._unconfirmed:
-                    self.result = PublishResult(self.run_id, count, True)
-                    return
-                self._fail(IqStreamHttpError(self.run_id, 409, "run_ended",
-                                             f"the run ended while its publisher reconnected "
-                                             f"({len(self._unconfirmed)} events not appended)"))
-            if finishing and not self._unconfirmed:
-                self.result = PublishResult(self.run_id, count, False)
+            self._base = settled.base
+            if settled.error is not None:
+                self._fail(settled.error)
+            if settled.result is not None:
+                self.result = settled.result
                 return
             try:
                 await self._start_request(self._base)

@@ -31,7 +31,7 @@ import ssl
 import time
 import urllib.parse
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Callable, Iterable, Optional, Union
+from typing import Any, BinaryIO, Callable, Iterable, NamedTuple, Optional, Union
 
 __all__ = [
     "IqStreamClient",
@@ -114,6 +114,39 @@ class RunStatus:
     subscribers: int
     age_ms: int
     publishing: bool = False  # a publish request is open on it now (False if the server does not say)
+
+
+class Settled(NamedTuple):
+    """What a broken request's events came to, by the server's count: see ``settle_after_break``."""
+
+    base: int                            # the run's event count the next request starts at
+    accepted: int                        # events of the broken request(s) the server had appended
+    result: Optional[PublishResult]      # the publish is complete: nothing left to send
+    error: Optional[IqStreamError]       # the run cannot be continued
+
+
+def settle_after_break(run_id: str, status: Optional[RunStatus], base: int, unconfirmed: list[bytes],
+                       finishing: bool) -> Settled:
+    """After a break, with the run's status (not ``publishing``): drops from ``unconfirmed`` the events the server
+    has (its count minus ``base``, the count the request started at). The rest are resent over a new request,
+    unless the run is complete (``result``) or cannot go on (``error``): it changed under its publisher, or it
+    ended with events still unsent. Shared by the synchronous and the asyncio publisher."""
+    count = status.events if status else 0
+    accepted = count - base
+    if accepted < 0 or accepted > len(unconfirmed):
+        return Settled(base, 0, None, IqStreamError(
+            f"run '{run_id}' changed under its publisher: the server holds {count} events, this "
+            f"request started at {base} and sent {len(unconfirmed)}", run_id))
+    del unconfirmed[:accepted]
+    if status is not None and status.ended:
+        if not unconfirmed:
+            return Settled(count, accepted, PublishResult(run_id, count, True), None)
+        return Settled(count, accepted, None, IqStreamHttpError(
+            run_id, 409, "run_ended", f"the run ended while its publisher reconnected "
+                                      f"({len(unconfirmed)} events not appended)"))
+    if finishing and not unconfirmed:
+        return Settled(count, accepted, PublishResult(run_id, count, False), None)
+    return Settled(count, accepted, None, None)
 
 
 def _check_run_id(run_id: str) -> str:
@@ -569,25 +602,14 @@ class RunPublisher:
                     self._close()
                     continue
             self._may_have_events = False
-            count = status.events if status else 0
-            accepted = count - self._base
-            if accepted < 0 or accepted > len(self._unconfirmed):
-                self._fail(IqStreamError(
-                    f"run '{self.run_id}' changed under its publisher: the server holds {count} events, this "
-                    f"request started at {self._base} and sent {len(self._unconfirmed)}", self.run_id))
-            if accepted > 0:
+            settled = settle_after_break(self.run_id, status, self._base, self._unconfirmed, finishing)
+            if settled.accepted > 0:
                 self._failures_in_row = 0
-            del self._unconfirmed[:accepted]
-            self._base = count
-            if status is not None and status.ended:
-                if not self._unconfirmed:
-                    self.result = PublishResult(self.run_id, count, True)
-                    return
-                self._fail(IqStreamHttpError(self.run_id, 409, "run_ended",
-                                             f"the run ended while its publisher reconnected "
-                                             f"({len(self._unconfirmed)} events not appended)"))
-            if finishing and not self._unconfirmed:
-                self.result = PublishResult(self.run_id, count, False)
+            self._base = settled.base
+            if settled.error is not None:
+                self._fail(settled.error)
+            if settled.result is not None:
+                self.result = settled.result
                 return
             try:
                 self._start_request(self._base)
