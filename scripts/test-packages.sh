@@ -73,8 +73,9 @@ rm -rf "$work/python-src/.venv-test" "$work/python-src/tests/agui-client/node_mo
 wheel=$(ls "$work/dist"/iqstream-*-py3-none-any.whl)
 sdist=$(ls "$work/dist"/iqstream-*.tar.gz)
 echo "built $(basename "$wheel") and $(basename "$sdist")"
-unzip -l "$wheel" | grep -q 'iqstream/py.typed' || fail "the wheel has no iqstream/py.typed"
-if unzip -l "$wheel" | grep -q ' tests/'; then fail "the wheel ships the tests"; fi
+listing=$(unzip -l "$wheel")  # (not piped into grep -q: under pipefail its early exit would fail unzip)
+grep -q 'iqstream/py.typed' <<<"$listing" || fail "the wheel has no iqstream/py.typed"
+if grep -q ' tests/' <<<"$listing"; then fail "the wheel ships the tests"; fi
 for artifact in "$wheel" "$sdist"; do
   venv="$work/venv-$(basename "$artifact" | tr -c 'a-zA-Z0-9\n' _)"
   "$python" -m venv "$venv"
@@ -90,8 +91,9 @@ assert importlib.resources.files("iqstream").joinpath("py.typed").is_file(), "py
 print(f"import iqstream {iqstream.__version__} from {iqstream.__file__} (Python {sys.version.split()[0]})")
 EOF
   ) || fail "the package installed from $(basename "$artifact") does not import"
-  "$venv/bin/iqstream" --help | grep -q 'publish' || fail "the iqstream command does not answer --help"
-  (cd "$work" && "$venv/bin/python" -m iqstream_client --help | grep -q 'pipe-agent') || fail "python -m iqstream_client does not answer --help"
+  help=$("$venv/bin/iqstream" --help) && grep -q 'publish' <<<"$help" || fail "the iqstream command does not answer --help"
+  help=$(cd "$work" && "$venv/bin/python" -m iqstream_client --help) && grep -q 'pipe-agent' <<<"$help" ||
+    fail "python -m iqstream_client does not answer --help"
   echo "installed $(basename "$artifact") into a fresh venv: imports, py.typed, iqstream --help"
 done
 echo "packages: every client package installs from its packed artifact"
