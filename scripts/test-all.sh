@@ -10,7 +10,10 @@
 #   copilotkit  clients/copilotkit: the CopilotKit AgentRunner with CopilotKit's own runtime (node --test)
 #   tanstack  clients/tanstack-ai: TanStack AI's delivery durability with TanStack's own server helpers and client (node --test)
 #   aisdk   clients/resumable-stream: the AI SDK docs' resumable chat on IQ-Stream and on resumable-stream + Redis
-#   python  clients/python (unittest)
+#   python  clients/python: a fresh venv, the iqstream package pip-installed from its path, pydantic-ai, LangGraph and
+#           Agent Framework from PyPI (pinned), their AG-UI endpoints behind ResumableAGUI (unittest)
+#   packages  every client package installs from what it would publish: npm pack of the four JS clients into a fresh
+#           project, the Python wheel and sdist into fresh venvs (scripts/test-packages.sh)
 #   e2e     browser tests in headless Chromium (installs Chromium if missing)
 #   durable the Durable Streams conformance suite (@durable-streams/server-conformance-tests, pinned) against
 #           ./iqstream serve --durable-streams-open: all 332 must pass; then the protocol's reference server in the
@@ -35,7 +38,7 @@ cd "$ROOT"
 # ---- the suites: name and script, in the order they run (maven is special: it builds the jar).
 # To add a suite: its name in ALL_SUITES and its executable script (no arguments) in SUITE_SCRIPT;
 # scripts/test-all-selftest.sh then checks it is run, and fails CI when its script is missing.
-ALL_SUITES=(maven fuzz self agui peers js copilotkit tanstack aisdk python e2e durable lb cluster dist k8s image)
+ALL_SUITES=(maven fuzz self agui peers js copilotkit tanstack aisdk python packages e2e durable lb cluster dist k8s image)
 declare -A SUITE_SCRIPT=(
   [fuzz]=scripts/fuzz.sh
   [self]=scripts/test-all-selftest.sh
@@ -46,6 +49,7 @@ declare -A SUITE_SCRIPT=(
   [tanstack]=clients/tanstack-ai/run-tests.sh
   [aisdk]=clients/resumable-stream/run-tests.sh
   [python]=clients/python/run-tests.sh
+  [packages]=scripts/test-packages.sh
   [e2e]=e2e/run-tests.sh
   [durable]=e2e/durable-conformance/run-tests.sh
   [lb]=deploy/test-lb.sh

@@ -8,6 +8,7 @@ test_* is a method of a class the loader collects it from. No server needed.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import unittest
 from pathlib import Path
 
@@ -50,12 +51,21 @@ def collected_tests(module: str) -> set[str]:
 
 class DiscoveryTest(unittest.TestCase):
     def test_every_test_function_in_tests_is_collected(self) -> None:
-        modules = sorted(p for p in HERE.glob("test_*.py"))
+        modules = sorted(p for p in HERE.rglob("test_*.py"))
         self.assertIn("test_publisher.py", [p.name for p in modules])
         for path in modules:
-            with self.subTest(module=path.name):
-                missing = written_tests(path) - collected_tests(path.stem)
-                self.assertEqual(set(), missing, f"{path.name}: written but never run by unittest discover")
+            module = ".".join(path.relative_to(HERE).with_suffix("").parts)
+            if module.startswith("frameworks.") and importlib.util.find_spec("fastapi") is None:
+                continue  # the framework tests need the suite's venv (run-tests.sh); collected there
+            with self.subTest(module=module):
+                collected = collected_tests(module)
+                collected_classes = {name.split(".")[0] for name in collected}
+                collected_methods = {name.split(".")[1] for name in collected}
+                # a test written in a contract mixin (not a TestCase) runs as a method of its subclasses
+                missing = {name for name in written_tests(path) - collected
+                           if name.split(".")[0] in collected_classes or name.startswith("<module>.")
+                           or name.split(".")[1] not in collected_methods}
+                self.assertEqual(set(), missing, f"{module}: written but never run by unittest discover")
 
 
 if __name__ == "__main__":

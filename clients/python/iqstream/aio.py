@@ -1,0 +1,540 @@
+"""The asyncio client: publish a run from an async iterable of AG-UI events, read a run, stop one.
+
+    from iqstream import AsyncClient
+
+    iq = AsyncClient()                                  # $IQSTREAM_URL, $IQSTREAM_TOKEN
+    result = await iq.publish_events(run_id, adapter.run_stream())   # one streamed request for the run
+
+The guarantees are the synchronous ``RunPublisher``'s: every event is on the wire when ``send`` returns
+(chunked NDJSON, TCP_NODELAY); a broken connection is repaired by asking the server how many events the run
+holds and continuing the same run over a new request with the rest (``Last-Event-ID`` on every request, so a
+run no node holds fails with ``run_lost`` instead of restarting at id 1); refusals raise ``IqStreamHttpError``
+with the server's code. The response is read while the body is still being written, so a stop
+(``DELETE /v1/runs/{id}`` from anywhere: the server answers the open request ``409 run_stopped``) is seen the
+moment it comes, even while the agent is silent: ``publish_events`` cancels the task producing the events and
+raises ``RunStoppedError``. Confined to one event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import ssl
+import urllib.parse
+from typing import Any, AsyncIterable, AsyncIterator, Callable, Iterable, Optional, Union
+
+from ._http import Endpoint, HttpExchange, HttpResponse
+from ._sse import SseParser
+from .client import (
+    IqStreamClient,
+    IqStreamError,
+    IqStreamHttpError,
+    PublishResult,
+    RunStatus,
+    RunStoppedError,
+    _check_run_id,
+    event_line,
+    settle_after_break,
+)
+
+__all__ = ["AsyncClient", "AsyncRunPublisher", "RunEvents"]
+
+TRANSPORT_ERRORS = (OSError, EOFError, asyncio.TimeoutError)
+DEFAULT_URL = "http://127.0.0.1:8080"
+TokenSource = Union[str, Callable[[], str], None]
+
+
+def _is_terminal(line: bytes) -> bool:
+    if b'"RUN_FINISHED"' not in line and b'"RUN_ERROR"' not in line:
+        return False
+    try:
+        return json.loads(line).get("type") in ("RUN_FINISHED", "RUN_ERROR")
+    except (ValueError, AttributeError):
+        return False
+
+
+class AsyncClient:
+    """A client for one IQ-Stream server, for asyncio. Cheap to create; holds no connection between calls.
+
+    ``url`` defaults to ``$IQSTREAM_URL`` (else ``http://127.0.0.1:8080``), ``token`` to ``$IQSTREAM_TOKEN``: a
+    JWT with the publish right (and subscribe, to read runs), or a callable returning one, asked before each
+    request. ``max_retries`` / ``retry_delay`` / ``max_retry_delay`` govern how a broken streamed publish is
+    continued; keep their total under the server's ``--publisher-timeout`` (30 s by default).
+    """
+
+    def __init__(self, url: Optional[str] = None, token: TokenSource = None, *, timeout: float = 30.0,
+                 max_retries: int = 5, retry_delay: float = 0.2, max_retry_delay: float = 5.0,
+                 ssl_context: Optional[ssl.SSLContext] = None):
+        url = url or os.environ.get("IQSTREAM_URL") or DEFAULT_URL
+        parsed = urllib.parse.urlsplit(url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError(f"url must be http(s)://host[:port], got: {url!r}")
+        self.url = url
+        self.endpoint = Endpoint(parsed.scheme, parsed.hostname,
+                                 parsed.port or (443 if parsed.scheme == "https" else 80), ssl_context)
+        self.prefix = parsed.path.rstrip("/")
+        self._token: TokenSource = token if token is not None else os.environ.get("IQSTREAM_TOKEN")
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.retry_delay = retry_delay
+        self.max_retry_delay = max_retry_delay
+
+    # ---- plumbing ----
+
+    def headers(self) -> dict[str, str]:
+        token = self._token() if callable(self._token) else self._token
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def events_path(self, run_id: str) -> str:
+        return f"{self.prefix}/v1/runs/{run_id}/events"
+
+    async def start(self, method: str, path: str, headers: Optional[dict] = None,
+                    body: Optional[bytes] = None) -> HttpExchange:
+        return await HttpExchange.start(self.endpoint, method, path, {**self.headers(), **(headers or {})},
+                                        body, connect_timeout_s=self.timeout)
+
+    async def _request(self, method: str, path: str, body: Optional[bytes] = None,
+                       headers: Optional[dict] = None, run_id: Optional[str] = None) -> tuple[int, Optional[str], bytes]:
+        exchange: Optional[HttpExchange] = None
+        try:
+            async def exchange_once() -> tuple[int, Optional[str], bytes]:
+                nonlocal exchange
+                exchange = await self.start(method, path, headers, body if body is not None else b"")
+                response = await exchange.response()
+                return response.status, response.header("retry-after"), await exchange.read_body()
+            return await asyncio.wait_for(exchange_once(), self.timeout)
+        except TRANSPORT_ERRORS as e:
+            raise IqStreamError(f"request to IQ-Stream failed: {e!r}", run_id) from e
+        finally:
+            if exchange is not None:
+                exchange.close()
+
+    # ---- API ----
+
+    def open_run(self, run_id: str, *, on_stop: Optional[Callable[[], Any]] = None) -> "AsyncRunPublisher":
+        """A streamed publish of ``run_id`` (``async with``): ``await run.send(event)``, then the block's end
+        finishes it. ``on_stop`` is called (on the loop) the moment the server says the run was stopped."""
+        return AsyncRunPublisher(self, _check_run_id(run_id), on_stop=on_stop)
+
+    async def publish_events(self, run_id: str, events: Union[AsyncIterable[Any], Iterable[Any]]) -> PublishResult:
+        """Publishes ``events`` (``ag_ui.core`` events, dicts or JSON text; an async or plain iterable) as one
+        streamed request, each event sent as it is produced.
+
+        A stop raises ``RunStoppedError`` after cancelling the task iterating ``events`` (the agent's stream
+        gets ``CancelledError`` where it waits). If ``events`` raises before a terminal event, the run is ended
+        with ``RUN_ERROR`` (code ``AGENT_ERROR``) so its readers are not left waiting, and the error re-raised.
+        """
+        run = self.open_run(run_id)
+        await run.open()
+        pump = _Pump(run, events)
+        try:
+            await asyncio.wait({pump.task})
+        except asyncio.CancelledError:
+            pump.stop()
+            run.close()
+            raise
+        if pump.task.cancelled():  # only a stop cancels it
+            run.close()
+            raise run.failure or RunStoppedError(run_id, 409, RunStoppedError.CODE, "the run was stopped")
+        error = pump.task.exception()
+        if error is not None:
+            if isinstance(error, IqStreamError) or run.failure is not None:
+                run.close()
+                raise error
+            if not run.ended:
+                await run.send({"type": "RUN_ERROR", "message": f"the agent failed: {error!r}"[:500],
+                                "code": "AGENT_ERROR"})
+                await run.finish()
+            raise error
+        return await run.finish()  # after a stop the producer did not notice: raises RunStoppedError
+
+    async def publish(self, run_id: str, events: Iterable[Any]) -> PublishResult:
+        """Publishes a batch of events in one (non-streamed) request."""
+        _check_run_id(run_id)
+        body = b"".join(event_line(e) for e in events)
+        status, retry_after, reply = await self._request(
+            "POST", self.events_path(run_id), body, {"Content-Type": "application/x-ndjson"}, run_id)
+        if status != 200:
+            raise IqStreamClient.http_error(run_id, status, reply, retry_after)
+        return IqStreamClient.parse_result(run_id, reply)
+
+    async def status(self, run_id: str) -> Optional[RunStatus]:
+        """The run's status, or None if the server has no such run (404)."""
+        _check_run_id(run_id)
+        status, retry_after, reply = await self._request("GET", f"{self.prefix}/v1/runs/{run_id}", run_id=run_id)
+        if status == 404:
+            return None
+        if status != 200:
+            raise IqStreamClient.http_error(run_id, status, reply, retry_after)
+        doc = json.loads(reply.decode("utf-8"))
+        return RunStatus(doc.get("runId", run_id), int(doc.get("events", 0)), int(doc.get("bytes", 0)),
+                         bool(doc.get("ended")), int(doc.get("subscribers", 0)), int(doc.get("ageMs", 0)),
+                         bool(doc.get("publishing", False)))
+
+    async def delete(self, run_id: str) -> None:
+        """Stops a running run (readers get RUN_ERROR STOPPED, its publisher ``RunStoppedError``), or drops an ended one."""
+        _check_run_id(run_id)
+        status, retry_after, reply = await self._request("DELETE", f"{self.prefix}/v1/runs/{run_id}", run_id=run_id)
+        if status not in (200, 204):
+            raise IqStreamClient.http_error(run_id, status, reply, retry_after)
+
+    def subscribe(self, run_id: str, last_event_id: Optional[int] = None) -> "RunEvents":
+        """Reads the run as IQ-Stream serves it (``async with iq.subscribe(run_id) as stream``): ``stream.raw()``
+        its SSE bytes (``id:`` lines included), ``stream.events()`` its ``(id, event)`` pairs. Needs the
+        subscribe right. ``last_event_id``: resume after that event."""
+        return RunEvents(self, _check_run_id(run_id), last_event_id)
+
+
+class _Pump:
+    """Iterates a producer's events into a publisher on a task of its own. A stop cancels that task where the
+    producer awaits, never inside ``send``: a CancelledError raised while the task is in ``send`` would leave the
+    producer's async generators suspended at their ``yield`` (a framework's inner streams, or a graph running on
+    a task of its own, would go on), so inside ``send`` the cancel waits for ``send`` to return, and nothing more
+    is sent once the run is stopped."""
+
+    def __init__(self, run: "AsyncRunPublisher", events: Union[AsyncIterable[Any], Iterable[Any]]):
+        self.run = run
+        self.events = events
+        self.in_send = False
+        self.stop_asked = False
+        self.cancelled = False
+        run.on_stop = self.stop
+        self.task: asyncio.Task[None] = asyncio.ensure_future(self._iterate())
+
+    def stop(self) -> None:
+        self.stop_asked = True
+        if self.in_send or self.cancelled:
+            return
+        self.cancelled = True
+        self.task.cancel()
+
+    async def _send(self, event: Any) -> None:
+        if self.stop_asked:
+            return
+        self.in_send = True
+        try:
+            await self.run.send(event)
+        except RunStoppedError:
+            self.stop_asked = True
+        finally:
+            self.in_send = False
+            if self.stop_asked and not self.cancelled:
+                self.cancelled = True
+                asyncio.get_running_loop().call_soon(self.task.cancel)  # lands at the producer's next await
+
+    async def _iterate(self) -> None:
+        events = self.events
+        if isinstance(events, AsyncIterable):
+            iterator = events.__aiter__()
+            try:
+                async for event in iterator:
+                    await self._send(event)
+            finally:
+                aclose = getattr(iterator, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+        else:
+            for event in events:
+                if self.stop_asked:
+                    return
+                await self._send(event)
+
+
+class RunEvents:
+    """One ``GET /v1/runs/{id}/events``: ``response`` (status 200, or 204 for an ended run read to its end),
+    ``raw()`` the SSE bytes, ``events()`` the parsed ``(id, event)`` pairs. Refusals raise ``IqStreamHttpError``."""
+
+    def __init__(self, client: AsyncClient, run_id: str, last_event_id: Optional[int]):
+        self.client = client
+        self.run_id = run_id
+        self.last_event_id = last_event_id
+        self.response: Optional[HttpResponse] = None
+        self._exchange: Optional[HttpExchange] = None
+
+    async def __aenter__(self) -> "RunEvents":
+        headers = {"Accept": "text/event-stream"}
+        if self.last_event_id is not None:
+            headers["Last-Event-ID"] = str(self.last_event_id)
+        try:
+            self._exchange = await self.client.start("GET", self.client.events_path(self.run_id), headers)
+            self.response = await self._exchange.response()
+            if self.response.status not in (200, 204):
+                body = await self._exchange.read_body()
+                raise IqStreamClient.http_error(self.run_id, self.response.status, body,
+                                                self.response.header("retry-after"))
+        except TRANSPORT_ERRORS as e:
+            self.close()
+            raise IqStreamError(f"reading run '{self.run_id}' failed: {e!r}", self.run_id) from e
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self.close()
+
+    async def raw(self) -> AsyncIterator[bytes]:
+        assert self._exchange is not None, "use RunEvents with async with"
+        async for chunk in self._exchange.body_chunks():
+            yield chunk
+
+    async def events(self) -> AsyncIterator[tuple[int, dict]]:
+        parser = SseParser()
+        async for chunk in self.raw():
+            for frame in parser.feed(chunk):
+                yield int(frame.id or 0), json.loads(frame.data)
+
+    def close(self) -> None:
+        if self._exchange is not None:
+            self._exchange.close()
+            self._exchange = None
+
+
+class AsyncRunPublisher:
+    """Streams one run over one chunked ``POST /v1/runs/{runId}/events`` (application/x-ndjson), for asyncio.
+
+    The server's answer is read by a task of its own while events are written, so an early answer (a stop, a
+    refusal) is known at once: ``stopped`` turns true and ``on_stop`` is called without waiting for the next
+    ``send``. Invariant as the synchronous ``RunPublisher``'s: each sent event is appended once, in order; the
+    events of the current request are kept until the server confirms them, and after a break the run is
+    continued over a new request with the rest. One task sends at a time.
+    """
+
+    def __init__(self, client: AsyncClient, run_id: str, on_stop: Optional[Callable[[], Any]] = None):
+        self.client = client
+        self.run_id = run_id
+        self.on_stop = on_stop
+        self.result: Optional[PublishResult] = None
+        self.failure: Optional[BaseException] = None
+        self.requests_started = 0
+        self.events_sent = 0
+        self.ended = False  # a terminal event (RUN_FINISHED / RUN_ERROR) was sent
+        self._unconfirmed: list[bytes] = []
+        self._exchange: Optional[HttpExchange] = None
+        self._answer: Optional[asyncio.Task] = None
+        self._failures_in_row = 0
+        self._may_have_events = False
+        self._base = 0
+        self._opened = False
+
+    async def open(self) -> "AsyncRunPublisher":
+        if self._opened:
+            return self
+        status = await self.client.status(self.run_id)
+        if status is not None and status.ended:
+            raise IqStreamHttpError(self.run_id, 409, "run_ended", "the run has already ended")
+        self._base = status.events if status else 0
+        try:
+            await self._start_request(self._base)
+        except TRANSPORT_ERRORS as e:
+            raise IqStreamError(f"could not open a publish of run '{self.run_id}': {e!r}", self.run_id) from e
+        self._opened = True
+        return self
+
+    async def __aenter__(self) -> "AsyncRunPublisher":
+        return await self.open()
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is None:
+            await self.finish()
+        else:
+            self.close()
+
+    @property
+    def opened(self) -> bool:
+        """The publish request is open (``open()`` succeeded)."""
+        return self._opened
+
+    @property
+    def stopped(self) -> bool:
+        """True once the server has answered that the run was stopped (``DELETE``)."""
+        return isinstance(self.failure, RunStoppedError)
+
+    async def send(self, event: Any) -> None:
+        """Sends one event now. Raises ``RunStoppedError`` once the run was stopped, ``IqStreamHttpError`` on a refusal."""
+        line = event_line(event)
+        self._ensure_open()
+        self._unconfirmed.append(line)
+        self.events_sent += 1
+        if _is_terminal(line):
+            self.ended = True
+        try:
+            assert self._answer is not None and self._exchange is not None
+            if self._answer.done():  # the server answered before the body's end: see why
+                await self._handle_early_answer()
+                return
+            self._exchange.write_chunk(line)
+            await self._exchange.drain()
+        except TRANSPORT_ERRORS as e:
+            await self._recover(e)
+
+    async def finish(self) -> PublishResult:
+        """Ends the request body and returns the server's reply (idempotent)."""
+        if self.result is not None:
+            return self.result
+        self._ensure_open()
+        while self.result is None:
+            try:
+                assert self._answer is not None and self._exchange is not None
+                try:
+                    await self._exchange.end_body()
+                except TRANSPORT_ERRORS:
+                    pass  # an early answer is read below
+                status, retry_after, reply = await self._answer
+                if status == 200:
+                    self.result = IqStreamClient.parse_result(self.run_id, reply)
+                    self._unconfirmed.clear()
+                    self.close()
+                    return self.result
+                await self._refused(status, reply, retry_after, finishing=True)
+            except TRANSPORT_ERRORS as e:
+                await self._recover(e, finishing=True)
+        return self.result
+
+    def close(self) -> None:
+        """Drops the connection (the server ends the run with PUBLISHER_LOST after its timeout unless a new
+        publish continues it)."""
+        if self._answer is not None:
+            self._answer.remove_done_callback(self._answered)
+            if self._answer.done() and not self._answer.cancelled():
+                self._answer.exception()  # retrieved: no "exception was never retrieved" at GC
+            self._answer.cancel()
+            self._answer = None
+        if self._exchange is not None:
+            self._exchange.close()
+            self._exchange = None
+
+    # ---- internals ----
+
+    def _ensure_open(self) -> None:
+        if self.failure is not None:
+            raise self.failure
+        if self.result is not None:
+            raise RuntimeError(f"the publish of run '{self.run_id}' is finished")
+        if not self._opened and self._exchange is None:
+            raise RuntimeError("open the publisher first (async with client.open_run(...))")
+
+    async def _start_request(self, last_event_id: int) -> None:
+        self.close()
+        exchange = await self.client.start("POST", self.client.events_path(self.run_id), {
+            "Content-Type": "application/x-ndjson", "Last-Event-ID": str(last_event_id)})
+        self._exchange = exchange
+        self._answer = asyncio.ensure_future(self._read_answer(exchange))
+        self._answer.add_done_callback(self._answered)
+        self.requests_started += 1
+
+    @staticmethod
+    async def _read_answer(exchange: HttpExchange) -> tuple[int, Optional[str], bytes]:
+        response = await exchange.response()
+        return response.status, response.header("retry-after"), await exchange.read_body()
+
+    def _answered(self, task: asyncio.Task) -> None:
+        """On the loop, the moment the answer is read: a stop is known here, without waiting for a send."""
+        if task.cancelled() or task.exception() is not None:
+            return
+        status, retry_after, reply = task.result()
+        if status != 409:
+            return
+        error = IqStreamClient.http_error(self.run_id, status, reply, retry_after)
+        if isinstance(error, RunStoppedError) and self.failure is None:
+            self.failure = error
+            if self.on_stop is not None:
+                self.on_stop()
+
+    async def _handle_early_answer(self) -> None:
+        assert self._answer is not None
+        try:
+            status, retry_after, reply = self._answer.result()
+        except TRANSPORT_ERRORS as e:
+            await self._recover(e)
+            return
+        if status == 200:  # the server closed the request early: continue over a new one
+            await self._recover(IqStreamError("the server ended the publish request early", self.run_id))
+            return
+        await self._refused(status, reply, retry_after)
+
+    async def _refused(self, status: int, reply: bytes, retry_after: Optional[str], finishing: bool = False) -> None:
+        error = IqStreamClient.http_error(self.run_id, status, reply, retry_after)
+        retryable = status >= 500 or (status == 409 and error.code == "publisher_active" and self.requests_started > 1)
+        if not retryable:
+            self._fail(error)
+        await self._recover(error, finishing=finishing, min_delay=error.retry_after or 0.0)
+
+    async def _check_continuation(self, finishing: bool) -> None:
+        """After a request that names a run no node holds: the server's 409 is read and raised."""
+        assert self._exchange is not None and self._answer is not None
+        await self._exchange.end_body()
+        status, retry_after, reply = await self._answer
+        if status == 200:  # an older server that does not check: the run restarted
+            self._fail(IqStreamError(f"run '{self.run_id}' was lost and restarted by the server", self.run_id))
+        await self._refused(status, reply, retry_after, finishing=finishing)
+
+    def _fail(self, error: BaseException) -> None:
+        if self.failure is None:
+            self.failure = error
+        self.close()
+        raise self.failure
+
+    async def _recover(self, cause: BaseException, finishing: bool = False, min_delay: float = 0.0) -> None:
+        """Continues the run over a new request with the events the server does not have (see RunPublisher)."""
+        if self.failure is not None:  # a stop seen by the answer task
+            self.close()
+            raise self.failure
+        self.close()
+        last = cause
+        if self._unconfirmed and (not isinstance(cause, IqStreamHttpError) or cause.code is None
+                                  or (cause.last_event_id or 0) > 0):
+            self._may_have_events = True
+        while True:
+            self._failures_in_row += 1
+            if self._failures_in_row > self.client.max_retries:
+                err = IqStreamError(f"publish of run '{self.run_id}' broke and could not be continued after "
+                                    f"{self.client.max_retries} attempts: {last!r}", self.run_id)
+                err.__cause__ = last
+                self._fail(err)
+            delay = min(self.client.max_retry_delay, self.client.retry_delay * 2 ** (self._failures_in_row - 1))
+            await asyncio.sleep(max(delay, min_delay))
+            try:
+                status = await self.client.status(self.run_id)
+            except IqStreamHttpError as e:
+                if e.status < 500:
+                    self._fail(e)
+                last = e
+                continue
+            except IqStreamError as e:
+                last = e
+                continue
+            if status is not None and status.publishing:
+                last = IqStreamError("the broken request is still open at the server", self.run_id)
+                continue
+            if status is None and (self._base > 0 or self._may_have_events):
+                try:
+                    await self._start_request(max(self._base, 1))
+                    await self._check_continuation(finishing)
+                    return
+                except TRANSPORT_ERRORS as e:
+                    last = e
+                    self.close()
+                    continue
+            self._may_have_events = False
+            settled = settle_after_break(self.run_id, status, self._base, self._unconfirmed, finishing)
+            if settled.accepted > 0:
+                self._failures_in_row = 0
+            self._base = settled.base
+            if settled.error is not None:
+                self._fail(settled.error)
+            if settled.result is not None:
+                self.result = settled.result
+                return
+            try:
+                await self._start_request(self._base)
+                assert self._exchange is not None
+                for line in self._unconfirmed:
+                    self._exchange.write_chunk(line)
+                await self._exchange.drain()
+                return
+            except TRANSPORT_ERRORS as e:
+                last = e
+                self.close()
+                continue

@@ -1,0 +1,622 @@
+"""The synchronous publisher: AG-UI runs into IQ-Stream from Python, with the standard library only.
+
+    from iqstream import IqStreamClient            # (``from iqstream_client import ...`` works too)
+
+    client = IqStreamClient("http://relay:8080", token=publish_jwt)
+    with client.open_run("chat-42") as run:      # one chunked POST for the whole run
+        run.send({"type": "RUN_STARTED", "threadId": "t1", "runId": "chat-42"})
+        for token in model_stream():
+            run.send({"type": "TEXT_MESSAGE_CONTENT", "messageId": "m1", "delta": token})
+        ...
+    print(run.result)                              # PublishResult(run_id, last_event_id, ended)
+
+    # or pipe an existing AG-UI agent's SSE response straight in:
+    client.pipe_agent("chat-43", "http://agent:8000/awp", run_agent_input)
+
+Each event is written to the socket the moment ``send`` is called (chunked transfer encoding,
+TCP_NODELAY). If the connection breaks, ``RunPublisher`` asks the server how many events the run
+holds (``GET /v1/runs/{id}``) and continues the same run over a new request with the events the
+server does not have yet: nothing is lost or duplicated. Refusals (4xx) raise ``IqStreamHttpError``
+with the server's status, error code, message and event position.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import select
+import socket
+import ssl
+import time
+import urllib.parse
+from dataclasses import dataclass
+from typing import Any, BinaryIO, Callable, Iterable, NamedTuple, Optional, Union
+
+__all__ = [
+    "IqStreamClient",
+    "RunPublisher",
+    "PublishResult",
+    "RunStatus",
+    "IqStreamError",
+    "IqStreamHttpError",
+    "RunStoppedError",
+    "event_line",
+]
+
+RUN_ID = re.compile(r"^[A-Za-z0-9._~:-]{1,128}$")
+TERMINAL_TYPES = ("RUN_FINISHED", "RUN_ERROR")
+
+
+class IqStreamError(Exception):
+    """A publish could not be completed (connection failures beyond the retries, bad replies)."""
+
+    def __init__(self, message: str, run_id: Optional[str] = None):
+        super().__init__(message)
+        self.run_id = run_id
+
+
+class IqStreamHttpError(IqStreamError):
+    """The server refused a request: ``status`` >= 400 with its JSON ``error`` code and message.
+
+    ``position`` is the 1-based index of the offending event within the refused request's body
+    (0 if the error is not about one event); ``retry_after`` is the Retry-After of a 503, in seconds.
+    """
+
+    def __init__(self, run_id: Optional[str], status: int, code: Optional[str], message: Optional[str],
+                 position: int = 0, retry_after: Optional[float] = None, last_event_id: Optional[int] = None):
+        text = f"IQ-Stream answered {status}"
+        if code:
+            text += f" {code}"
+        if run_id:
+            text += f" for run '{run_id}'"
+        if position:
+            text += f" at event {position} of the request"
+        if message:
+            text += f": {message}"
+        super().__init__(text, run_id)
+        self.status = status
+        self.code = code
+        self.server_message = message
+        self.position = position
+        self.retry_after = retry_after
+        self.last_event_id = last_event_id  # for a refused publish: the id of the run's last event
+
+
+class RunStoppedError(IqStreamHttpError):
+    """The run was stopped while it was being published: someone with the publish right sent
+    ``DELETE /v1/runs/{runId}`` and the server answered the open request 409 ``run_stopped``.
+
+    The run has ended (its readers got ``RUN_ERROR`` with code ``STOPPED``); abort the agent and send
+    nothing more. ``last_event_id`` is the id of that ``RUN_ERROR``.
+    """
+
+    CODE = "run_stopped"
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    """The reply to a completed publish: ``200 {"runId", "lastEventId", "ended"}``."""
+
+    run_id: str
+    last_event_id: int
+    ended: bool
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    """``GET /v1/runs/{runId}``."""
+
+    run_id: str
+    events: int
+    bytes: int
+    ended: bool
+    subscribers: int
+    age_ms: int
+    publishing: bool = False  # a publish request is open on it now (False if the server does not say)
+
+
+class Settled(NamedTuple):
+    """What a broken request's events came to, by the server's count: see ``settle_after_break``."""
+
+    base: int                            # the run's event count the next request starts at
+    accepted: int                        # events of the broken request(s) the server had appended
+    result: Optional[PublishResult]      # the publish is complete: nothing left to send
+    error: Optional[IqStreamError]       # the run cannot be continued
+
+
+def settle_after_break(run_id: str, status: Optional[RunStatus], base: int, unconfirmed: list[bytes],
+                       finishing: bool) -> Settled:
+    """After a break, with the run's status (not ``publishing``): drops from ``unconfirmed`` the events the server
+    has (its count minus ``base``, the count the request started at). The rest are resent over a new request,
+    unless the run is complete (``result``) or cannot go on (``error``): it changed under its publisher, or it
+    ended with events still unsent. Shared by the synchronous and the asyncio publisher."""
+    count = status.events if status else 0
+    accepted = count - base
+    if accepted < 0 or accepted > len(unconfirmed):
+        return Settled(base, 0, None, IqStreamError(
+            f"run '{run_id}' changed under its publisher: the server holds {count} events, this "
+            f"request started at {base} and sent {len(unconfirmed)}", run_id))
+    del unconfirmed[:accepted]
+    if status is not None and status.ended:
+        if not unconfirmed:
+            return Settled(count, accepted, PublishResult(run_id, count, True), None)
+        return Settled(count, accepted, None, IqStreamHttpError(
+            run_id, 409, "run_ended", f"the run ended while its publisher reconnected "
+                                      f"({len(unconfirmed)} events not appended)"))
+    if finishing and not unconfirmed:
+        return Settled(count, accepted, PublishResult(run_id, count, False), None)
+    return Settled(count, accepted, None, None)
+
+
+def _check_run_id(run_id: str) -> str:
+    if not isinstance(run_id, str) or not RUN_ID.match(run_id):
+        raise ValueError(f"a run id is 1-128 characters of [A-Za-z0-9._~:-], got: {run_id!r}")
+    return run_id
+
+
+def event_line(event: Any) -> bytes:
+    """One event as an NDJSON line. An ``ag_ui.core`` event (a pydantic model) is dumped the way
+    ``ag_ui.encoder.EventEncoder`` does (camelCase aliases, no nulls); a dict (or anything json.dumps
+    takes) is serialised; a str or bytes is JSON text, re-serialised compactly if it spans lines."""
+    dump = getattr(event, "model_dump_json", None)
+    if dump is not None:
+        event = dump(by_alias=True, exclude_none=True)
+    if isinstance(event, (bytes, bytearray)):
+        event = bytes(event).decode("utf-8")
+    if isinstance(event, str):
+        text = event.strip()
+        if "\n" in text or "\r" in text:
+            try:
+                text = json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+            except ValueError as e:
+                raise ValueError(f"not a JSON event: {e}") from e
+    else:
+        text = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    if not text.startswith("{"):
+        raise ValueError(f"an event must be a JSON object, got: {text[:80]!r}")
+    return text.encode("utf-8") + b"\n"
+
+
+class IqStreamClient:
+    """A client for one IQ-Stream server. Cheap to create; holds no connection between calls.
+
+    ``token`` is a JWT with the publish right (``{"iqstream": {"publish": ["*"]}}``) or a callable
+    returning one (asked before each request). ``max_retries`` / ``retry_delay`` / ``max_retry_delay``
+    govern how a broken streamed publish is continued; keep their total under the server's
+    ``--publisher-timeout`` (30 s by default).
+    """
+
+    def __init__(self, base_url: str, token: Union[str, Callable[[], str], None] = None, *,
+                 timeout: float = 30.0, max_retries: int = 5, retry_delay: float = 0.2,
+                 max_retry_delay: float = 5.0, ssl_context: Optional[ssl.SSLContext] = None):
+        parsed = urllib.parse.urlsplit(base_url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ValueError(f"base_url must be http(s)://host[:port], got: {base_url!r}")
+        self.scheme = parsed.scheme
+        self.host = parsed.hostname
+        self.port = parsed.port or (443 if parsed.scheme == "https" else 80)
+        self.prefix = parsed.path.rstrip("/")
+        self._token = token
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.retry_delay = retry_delay
+        self.max_retry_delay = max_retry_delay
+        self.ssl_context = ssl_context
+
+    # ---- plumbing ----
+
+    def _connection(self, timeout: Optional[float] = None) -> http.client.HTTPConnection:
+        t = self.timeout if timeout is None else timeout
+        if self.scheme == "https":
+            return http.client.HTTPSConnection(self.host, self.port, timeout=t, context=self.ssl_context)
+        return http.client.HTTPConnection(self.host, self.port, timeout=t)
+
+    def _headers(self) -> dict:
+        token = self._token() if callable(self._token) else self._token
+        return {"Authorization": f"Bearer {token}"} if token else {}
+
+    def events_path(self, run_id: str) -> str:
+        return f"{self.prefix}/v1/runs/{run_id}/events"
+
+    def _request(self, method: str, path: str, body: Optional[bytes] = None,
+                 headers: Optional[dict] = None, run_id: Optional[str] = None):
+        conn = self._connection()
+        try:
+            all_headers = {**self._headers(), **(headers or {})}
+            conn.request(method, path, body=body, headers=all_headers)
+            response = conn.getresponse()
+            return response.status, response.getheader("Retry-After"), response.read()
+        except (OSError, http.client.HTTPException) as e:
+            raise IqStreamError(f"request to IQ-Stream failed: {e!r}", run_id) from e
+        finally:
+            conn.close()
+
+    @staticmethod
+    def http_error(run_id: Optional[str], status: int, body: bytes, retry_after: Optional[str]) -> IqStreamHttpError:
+        code = message = last_event_id = None
+        position = 0
+        try:
+            doc = json.loads(body.decode("utf-8"))
+            if isinstance(doc, dict):
+                code = doc.get("error")
+                message = doc.get("message")
+                position = int(doc.get("position") or 0)
+                if isinstance(doc.get("lastEventId"), int):
+                    last_event_id = doc["lastEventId"]
+        except (ValueError, UnicodeDecodeError):
+            message = body[:200].decode("utf-8", "replace") or None
+        after = None
+        if retry_after and retry_after.strip().isdigit():
+            after = float(retry_after.strip())
+        kind = RunStoppedError if status == 409 and code == RunStoppedError.CODE else IqStreamHttpError
+        return kind(run_id, status, code, message, position, after, last_event_id)
+
+    @staticmethod
+    def parse_result(run_id: str, body: bytes) -> PublishResult:
+        try:
+            doc = json.loads(body.decode("utf-8"))
+            return PublishResult(doc.get("runId", run_id), int(doc["lastEventId"]), bool(doc["ended"]))
+        except (ValueError, KeyError, TypeError) as e:
+            raise IqStreamError(f"unreadable publish reply: {body[:200]!r}", run_id) from e
+
+    # ---- API ----
+
+    def open_run(self, run_id: str) -> "RunPublisher":
+        """Opens a streamed publish of ``run_id`` (created by its first event, or continued)."""
+        return RunPublisher(self, _check_run_id(run_id))
+
+    def publish(self, run_id: str, events: Iterable[Any]) -> PublishResult:
+        """Publishes a batch of events in one (non-streamed) request."""
+        _check_run_id(run_id)
+        body = b"".join(event_line(e) for e in events)
+        status, retry_after, reply = self._request(
+            "POST", self.events_path(run_id), body, {"Content-Type": "application/x-ndjson"}, run_id)
+        if status != 200:
+            raise self.http_error(run_id, status, reply, retry_after)
+        return self.parse_result(run_id, reply)
+
+    def status(self, run_id: str) -> Optional[RunStatus]:
+        """The run's status, or None if the server has no such run (404)."""
+        _check_run_id(run_id)
+        status, retry_after, reply = self._request("GET", f"{self.prefix}/v1/runs/{run_id}", run_id=run_id)
+        if status == 404:
+            return None
+        if status != 200:
+            raise self.http_error(run_id, status, reply, retry_after)
+        doc = json.loads(reply.decode("utf-8"))
+        return RunStatus(doc.get("runId", run_id), int(doc.get("events", 0)), int(doc.get("bytes", 0)),
+                         bool(doc.get("ended")), int(doc.get("subscribers", 0)), int(doc.get("ageMs", 0)),
+                         bool(doc.get("publishing", False)))
+
+    def delete(self, run_id: str) -> None:
+        """Stops a running run (its readers get RUN_ERROR STOPPED, its open publisher a
+        ``RunStoppedError``; it stays readable for the server's retention), or drops an ended run now."""
+        _check_run_id(run_id)
+        status, retry_after, reply = self._request("DELETE", f"{self.prefix}/v1/runs/{run_id}", run_id=run_id)
+        if status not in (200, 204):
+            raise self.http_error(run_id, status, reply, retry_after)
+
+    def pipe_sse(self, run_id: str, source: Union[BinaryIO, Iterable[bytes]],
+                 content_type: str = "text/event-stream") -> PublishResult:
+        """Streams an AG-UI SSE byte stream (``data: {...}\\n\\n`` frames, as AG-UI agents emit
+        them) into the run as it is read, over one chunked request with Content-Type
+        text/event-stream; the server takes the data lines of each frame as one event.
+
+        ``source`` is a binary file-like object (an ``http.client.HTTPResponse``,
+        ``sys.stdin.buffer``; read with ``read1`` so bytes are forwarded as they arrive) or an
+        iterable of bytes. Bytes are relayed as they come, so a broken pipe is not retried: the
+        caller decides (the server ends the run with RUN_ERROR PUBLISHER_LOST after its timeout).
+        """
+        _check_run_id(run_id)
+        conn = self._connection(timeout=None)
+        try:
+            conn.putrequest("POST", self.events_path(run_id))
+            for k, v in {**self._headers(), "Content-Type": content_type, "Transfer-Encoding": "chunked"}.items():
+                conn.putheader(k, v)
+            conn.endheaders()
+            sock = conn.sock
+            for chunk in _chunks(source):
+                if not chunk:
+                    continue
+                if _readable(sock):  # the server answered early: a refusal
+                    break
+                conn.send(b"%x\r\n" % len(chunk) + chunk + b"\r\n")
+            try:
+                conn.send(b"0\r\n\r\n")
+            except OSError:
+                pass  # the server may already have answered and closed
+            response = conn.getresponse()
+            reply = response.read()
+            if response.status != 200:
+                raise self.http_error(run_id, response.status, reply, response.getheader("Retry-After"))
+            return self.parse_result(run_id, reply)
+        except (OSError, http.client.HTTPException) as e:
+            raise IqStreamError(f"piping into run '{run_id}' failed: {e!r}", run_id) from e
+        finally:
+            conn.close()
+
+    def pipe_agent(self, run_id: str, agent_url: str, run_agent_input: Any,
+                   headers: Optional[dict] = None, timeout: Optional[float] = None) -> PublishResult:
+        """Runs an AG-UI agent over its HTTP protocol (``POST agent_url`` with the RunAgentInput
+        JSON, ``Accept: text/event-stream``) and pipes its SSE response into ``run_id`` as it
+        streams. Returns the IQ-Stream reply once the agent's response has ended."""
+        parsed = urllib.parse.urlsplit(agent_url)
+        conn_type = http.client.HTTPSConnection if parsed.scheme == "https" else http.client.HTTPConnection
+        if not parsed.hostname:
+            raise ValueError(f"agent_url must be http(s)://host[:port]/path, got: {agent_url!r}")
+        conn = conn_type(parsed.hostname, parsed.port or (443 if parsed.scheme == "https" else 80),
+                         timeout=timeout or self.timeout)
+        try:
+            path = parsed.path or "/"
+            if parsed.query:
+                path += "?" + parsed.query
+            body = run_agent_input if isinstance(run_agent_input, (bytes, str)) else json.dumps(run_agent_input)
+            conn.request("POST", path, body=body, headers={
+                "Content-Type": "application/json", "Accept": "text/event-stream", **(headers or {})})
+            response = conn.getresponse()
+            if response.status != 200:
+                raise IqStreamError(f"the agent at {agent_url} answered {response.status}: {response.read()[:200]!r}", run_id)
+            return self.pipe_sse(run_id, response)
+        finally:
+            conn.close()
+
+
+def _chunks(source: Union[BinaryIO, Iterable[bytes]]) -> Iterable[bytes]:
+    read1 = getattr(source, "read1", None)
+    if read1 is not None:
+        while True:
+            chunk = read1(65536)
+            if not chunk:
+                return
+            yield chunk
+    read = getattr(source, "read", None)
+    if read is not None:
+        while True:
+            chunk = read(65536)
+            if not chunk:
+                return
+            yield chunk
+    for chunk in source:  # an iterable of bytes (or str)
+        yield chunk.encode("utf-8") if isinstance(chunk, str) else chunk
+
+
+def _readable(sock: Optional[socket.socket]) -> bool:
+    if sock is None:
+        return False
+    try:
+        ready, _, _ = select.select([sock], [], [], 0)
+        return bool(ready)
+    except (OSError, ValueError):
+        return True
+
+
+class RunPublisher:
+    """Streams one run over one chunked ``POST /v1/runs/{runId}/events`` (application/x-ndjson).
+
+    ``send(event)`` writes the event to the socket at once. ``finish()`` (or leaving the ``with``
+    block) ends the body and returns the server's ``PublishResult``; an exception inside the
+    ``with`` block leaves the run open (the server ends it with RUN_ERROR PUBLISHER_LOST after
+    ``--publisher-timeout`` unless a new publish continues it).
+
+    Every request carries ``Last-Event-ID`` (the count the publisher believes the run has): a run
+    that no node holds any more fails the publisher with ``IqStreamHttpError`` code ``run_lost``, a
+    run with another count with ``event_id_mismatch`` (409 both) — never a fresh run at id 1.
+
+    Invariant: each sent event is appended once, in order. The events of the current request are
+    kept until the server confirms them; after a break the publisher asks the server how many the
+    run holds and continues over a new request with the rest. Not thread-safe: one thread per run.
+    """
+
+    def __init__(self, client: IqStreamClient, run_id: str):
+        self.client = client
+        self.run_id = run_id
+        self.result: Optional[PublishResult] = None
+        self.requests_started = 0
+        self.events_sent = 0
+        self._unconfirmed: list[bytes] = []
+        self._conn: Optional[http.client.HTTPConnection] = None
+        self._failure: Optional[BaseException] = None
+        self._failures_in_row = 0
+        # a request broke (no HTTP answer) after events were written and no status has confirmed the
+        # count since: the run may hold events this publisher cannot count
+        self._may_have_events = False
+        status = client.status(run_id)
+        if status is not None and status.ended:
+            raise IqStreamHttpError(run_id, 409, "run_ended", "the run has already ended")
+        self._base = status.events if status else 0
+        try:
+            self._start_request(self._base)
+        except (OSError, http.client.HTTPException) as e:
+            raise IqStreamError(f"could not open a publish of run '{run_id}': {e!r}", run_id) from e
+
+    def __enter__(self) -> "RunPublisher":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.finish()
+        else:
+            self._close()
+
+    @property
+    def stopped(self) -> bool:
+        """True once the server has answered that the run was stopped (``DELETE``): abort the agent;
+        ``send`` and ``finish`` then raise ``RunStoppedError``. Does not wait for an answer."""
+        if self._failure is None and self.result is None and self._conn is not None and _readable(self._open_conn.sock):
+            try:
+                self._handle_early_answer()
+            except IqStreamError:
+                pass  # kept in _failure
+        return isinstance(self._failure, RunStoppedError)
+
+    def send(self, event: Any) -> "RunPublisher":
+        """Sends one event now (a dict, or JSON text). Raises ``RunStoppedError`` once the run was stopped."""
+        line = event_line(event)
+        self._ensure_open()
+        self._unconfirmed.append(line)
+        self.events_sent += 1
+        try:
+            if _readable(self._open_conn.sock):  # the server answered before we finished: see why
+                self._handle_early_answer()
+                return self
+            self._open_conn.send(b"%x\r\n" % len(line) + line + b"\r\n")
+        except (OSError, http.client.HTTPException) as e:
+            self._recover(e)
+        return self
+
+    def finish(self) -> PublishResult:
+        """Ends the request body and returns the server's reply (idempotent)."""
+        if self.result is not None:
+            return self.result
+        self._ensure_open()
+        while self.result is None:
+            try:
+                try:
+                    self._open_conn.send(b"0\r\n\r\n")
+                except OSError:
+                    pass  # an early answer is read below
+                response = self._open_conn.getresponse()
+                reply = response.read()
+                if response.status == 200:
+                    self.result = self.client.parse_result(self.run_id, reply)
+                    self._unconfirmed.clear()
+                    self._close()
+                    return self.result
+                self._refused(response.status, reply, response.getheader("Retry-After"), finishing=True)
+            except (OSError, http.client.HTTPException) as e:
+                self._recover(e, finishing=True)
+        return self.result
+
+    # ---- internals ----
+
+    @property
+    def _open_conn(self) -> http.client.HTTPConnection:
+        if self._conn is None:
+            raise http.client.NotConnected("the publish request is closed")
+        return self._conn
+
+    def _ensure_open(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+        if self.result is not None:
+            raise RuntimeError(f"the publish of run '{self.run_id}' is finished")
+
+    def _start_request(self, last_event_id: int) -> None:
+        self._close()
+        conn = self.client._connection(timeout=None)
+        conn.putrequest("POST", self.client.events_path(self.run_id))
+        # Last-Event-ID: the run's event count this request starts at. The server refuses with 409
+        # run_lost (no node holds the run) or event_id_mismatch (it holds another count) instead of
+        # starting a fresh run at id 1 or appending at the wrong place.
+        for k, v in {**self.client._headers(), "Content-Type": "application/x-ndjson",
+                     "Transfer-Encoding": "chunked", "Last-Event-ID": str(last_event_id)}.items():
+            conn.putheader(k, v)
+        conn.endheaders()
+        self._conn = conn
+        self.requests_started += 1
+
+    def _close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _handle_early_answer(self) -> None:
+        try:
+            response = self._open_conn.getresponse()
+            reply = response.read()
+        except (OSError, http.client.HTTPException) as e:
+            self._recover(e)
+            return
+        if response.status == 200:  # the server closed our request early: continue over a new one
+            self._recover(IqStreamError("the server ended the publish request early", self.run_id))
+            return
+        self._refused(response.status, reply, response.getheader("Retry-After"))
+
+    def _refused(self, status: int, reply: bytes, retry_after: Optional[str], finishing: bool = False) -> None:
+        error = self.client.http_error(self.run_id, status, reply, retry_after)
+        retryable = status >= 500 or (status == 409 and error.code == "publisher_active" and self.requests_started > 1)
+        if not retryable:
+            self._fail(error)
+        self._recover(error, finishing=finishing, min_delay=error.retry_after or 0.0)
+
+    def _check_continuation(self, finishing: bool) -> None:
+        """After a request that names a run no node holds: the server's 409 is read and raised."""
+        self._open_conn.send(b"0\r\n\r\n")
+        response = self._open_conn.getresponse()
+        reply = response.read()
+        if response.status == 200:  # an older server that does not check: the run restarted
+            self._fail(IqStreamError(f"run '{self.run_id}' was lost and restarted by the server", self.run_id))
+        self._refused(response.status, reply, response.getheader("Retry-After"), finishing=finishing)
+
+    def _fail(self, error: BaseException) -> None:
+        if self._failure is None:
+            self._failure = error
+        self._close()
+        raise error
+
+    def _recover(self, cause: BaseException, finishing: bool = False, min_delay: float = 0.0) -> None:
+        """Continues the run over a new request with the events the server does not have."""
+        self._close()
+        last = cause
+        # a transport break after events were written: some may have reached the run (an HTTP
+        # answer instead means the server took none past its refusal)
+        # an IQ-Stream refusal before any event (over_budget, draining: no lastEventId) took none; a
+        # break, or an answer from a proxy in between (502/504, no IQ-Stream code), may have
+        if self._unconfirmed and (not isinstance(cause, IqStreamHttpError) or cause.code is None
+                                  or (cause.last_event_id or 0) > 0):
+            self._may_have_events = True
+        while True:
+            self._failures_in_row += 1
+            if self._failures_in_row > self.client.max_retries:
+                err = IqStreamError(f"publish of run '{self.run_id}' broke and could not be continued after "
+                                    f"{self.client.max_retries} attempts: {last!r}", self.run_id)
+                err.__cause__ = last
+                self._fail(err)
+            delay = min(self.client.max_retry_delay, self.client.retry_delay * 2 ** (self._failures_in_row - 1))
+            time.sleep(max(delay, min_delay))
+            try:
+                status = self.client.status(self.run_id)
+            except IqStreamHttpError as e:
+                if e.status < 500:
+                    self._fail(e)
+                last = e
+                continue
+            except IqStreamError as e:
+                last = e
+                continue
+            if status is not None and status.publishing:
+                # the server has not seen the old request end yet: the count is not final
+                last = IqStreamError("the broken request is still open at the server", self.run_id)
+                continue
+            if status is None and (self._base > 0 or self._may_have_events):
+                # no node holds a run that had (or may have had) events: a request with
+                # Last-Event-ID (at least 1) lets the server say so (409 run_lost), which fails the
+                # publisher with that code; the run is never restarted at id 1
+                try:
+                    self._start_request(max(self._base, 1))
+                    self._check_continuation(finishing)
+                    return
+                except (OSError, http.client.HTTPException) as e:
+                    last = e
+                    self._close()
+                    continue
+            self._may_have_events = False
+            settled = settle_after_break(self.run_id, status, self._base, self._unconfirmed, finishing)
+            if settled.accepted > 0:
+                self._failures_in_row = 0
+            self._base = settled.base
+            if settled.error is not None:
+                self._fail(settled.error)
+            if settled.result is not None:
+                self.result = settled.result
+                return
+            try:
+                self._start_request(self._base)
+                for line in self._unconfirmed:
+                    self._open_conn.send(b"%x\r\n" % len(line) + line + b"\r\n")
+                return
+            except (OSError, http.client.HTTPException) as e:
+                last = e
+                self._close()
+                continue
