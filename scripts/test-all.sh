@@ -12,6 +12,9 @@
 #   aisdk   clients/resumable-stream: the AI SDK docs' resumable chat on IQ-Stream and on resumable-stream + Redis
 #   python  clients/python (unittest)
 #   e2e     browser tests in headless Chromium (installs Chromium if missing)
+#   durable the Durable Streams conformance suite (@durable-streams/server-conformance-tests, pinned) against
+#           ./iqstream serve --durable-streams-open: all 332 must pass; then the protocol's reference server in the
+#           same run, the baseline figure (e2e/durable-conformance/run-tests.sh; about a minute)
 #   lb      deploy/test-lb.sh: HAProxy and nginx hashing run ids over several nodes
 #   dist    the jlink archive run with no JDK visible (scripts/test-dist.sh)
 #   k8s     the Kubernetes manifests' structure (deploy/kubernetes/test-manifests.py)
@@ -32,7 +35,7 @@ cd "$ROOT"
 # ---- the suites: name and script, in the order they run (maven is special: it builds the jar).
 # To add a suite: its name in ALL_SUITES and its executable script (no arguments) in SUITE_SCRIPT;
 # scripts/test-all-selftest.sh then checks it is run, and fails CI when its script is missing.
-ALL_SUITES=(maven fuzz self agui peers js copilotkit tanstack aisdk durable-clients python e2e lb cluster dist k8s image)
+ALL_SUITES=(maven fuzz self agui peers js copilotkit tanstack aisdk python e2e durable durable-clients lb cluster dist k8s image)
 declare -A SUITE_SCRIPT=(
   [fuzz]=scripts/fuzz.sh
   [self]=scripts/test-all-selftest.sh
@@ -45,6 +48,7 @@ declare -A SUITE_SCRIPT=(
   [durable-clients]=e2e/durable-clients/run-tests.sh
   [python]=clients/python/run-tests.sh
   [e2e]=e2e/run-tests.sh
+  [durable]=e2e/durable-conformance/run-tests.sh
   [lb]=deploy/test-lb.sh
   [cluster]=deploy/test-cluster.sh
   [dist]=scripts/test-dist.sh

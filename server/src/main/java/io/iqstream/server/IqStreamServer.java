@@ -12,6 +12,7 @@ import io.iqstream.server.http.AdminInitializer;
 import io.iqstream.server.http.ConnectionSlots;
 import io.iqstream.server.http.IqStreamInitializer;
 import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.stream.DurableStreams;
 import io.iqstream.server.metrics.RefusalSummary;
 import io.iqstream.server.run.RunRegistry;
 import io.iqstream.server.warmup.Warmup;
@@ -106,6 +107,8 @@ public final class IqStreamServer implements AutoCloseable {
         ServerContext context = new ServerContext(config, new Workers(workers(workerGroup, config, budget, metrics,
                 allocator)), authorizer, metrics, budget);
         context.cluster(Cluster.start(config, transport.name(), context.replies(), metrics));
+        context.durableStreams(new DurableStreams(budget, metrics, context.workers(), config.maxRunBytes()));
+        context.durableStreams().startSweeps();
         int maxConnections = config.maxConnections() > 0 ? config.maxConnections()
                 : ConnectionSlots.defaultMax(config.workers() + 1, AdminInitializer.MAX_CONNECTIONS);
         ConnectionSlots connections = new ConnectionSlots(maxConnections, metrics.connectionsOpen,
@@ -157,6 +160,10 @@ public final class IqStreamServer implements AutoCloseable {
                 + "memory plan covers {} at their worst, see docs/SECURITY.md)", config.workers(), transport.name(),
                 config.authEnabled() ? authorizer.describe() : "OFF", budgetBytes >> 20, maxConnections,
                 ConnectionSlots.fileLimit(), covered);
+        if (config.durableStreamsOpen()) {
+            LOG.warn("--durable-streams-open: Durable Streams at /v1/stream/ need NO token on {} (loopback only; for "
+                    + "the conformance suite and local development)", config.host());
+        }
         return server;
     }
 
@@ -359,6 +366,9 @@ public final class IqStreamServer implements AutoCloseable {
         }
         acceptor.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        if (context.durableStreams() != null) {
+            context.durableStreams().dropAll();
+        }
         context.authorizer().close();
         if (context.cluster() != null) {
             context.cluster().close();

@@ -6,6 +6,8 @@ import io.iqstream.server.cluster.Cluster;
 import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.demo.DemoSite;
 import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.stream.DurableStreams;
+import io.iqstream.server.stream.StreamExchange;
 import io.iqstream.server.wire.CorsPolicy;
 import io.iqstream.server.wire.HttpReplies;
 import io.iqstream.server.worker.Workers;
@@ -25,6 +27,8 @@ public final class ServerContext {
     private final HttpReplies replies;
     private volatile DemoSite demo;
     private volatile Cluster cluster;
+    private volatile DurableStreams durableStreams;
+    private volatile StreamExchange.Settings streamSettings;
     private volatile boolean draining;
     private volatile boolean warmingUp;
     private final AtomicInteger threadListings = new AtomicInteger();
@@ -89,6 +93,22 @@ public final class ServerContext {
 
     void cluster(Cluster c) {
         this.cluster = c;
+    }
+
+    /** The Durable Streams of this node ({@code /v1/stream/}). */
+    public DurableStreams durableStreams() {
+        return durableStreams;
+    }
+
+    /** What a Durable Streams request is served with. */
+    public StreamExchange.Settings streamSettings() {
+        return streamSettings;
+    }
+
+    void durableStreams(DurableStreams streams) {
+        this.durableStreams = streams;
+        this.streamSettings = new StreamExchange.Settings(streams, metrics, cors, replies, config.durableStreamsOpen(),
+                config.durableStreamsLongPollMs(), config.maxEventBytes());
     }
 
     /** True while the start-up's JIT warm-up runs: the main port is bound but does not accept yet. */

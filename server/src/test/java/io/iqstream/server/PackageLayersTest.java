@@ -25,7 +25,7 @@ class PackageLayersTest {
     private static final Pattern IMPORT = Pattern.compile("^import (?:static )?io\\.iqstream\\.server\\.(\\w+)\\.",
             Pattern.MULTILINE);
     private static final Set<String> BELOW_HTTP = Set.of("ingest", "sse", "run", "cluster", "wire", "log", "metrics",
-            "auth", "admission", "config", "worker");
+            "auth", "admission", "config", "worker", "stream");
     private static final Set<String> WIRE_MAY_IMPORT = Set.of("metrics");
 
     @Test

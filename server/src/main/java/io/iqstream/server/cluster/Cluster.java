@@ -149,6 +149,32 @@ public final class Cluster implements AutoCloseable {
         return Relay.PENDING;
     }
 
+    /**
+     * Where a Durable Streams request is served: a stream lives on its path's rendezvous owner among the members
+     * that take new runs, so no lookup is needed. Returns null: serve it here (this node owns it, or the request
+     * is a peer's); {@link Relay#ANSWERED}: refused (503, this node has not heard from all its peers yet); any
+     * other relay: the request (its body, then its answer, live reads included) is forwarded to the owner. On the
+     * connection's loop.
+     */
+    public Relay routeStream(ChannelHandlerContext ctx, HttpRequest request, String path, boolean keepAlive,
+            boolean fromPeer) {
+        if (fromPeer) {
+            return null;
+        }
+        if (!membership.settled()) {
+            metrics.failed(ClusterMetrics.Failure.LOOKUP);
+            replies.error(ctx, request, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    "this node has not heard from all its peers yet; retry", false);
+            return Relay.ANSWERED;
+        }
+        Membership.View v = membership.view();
+        Member owner = Rendezvous.owner(path, v.forNewRuns());
+        if (owner == null || owner.equals(v.self())) {
+            return null;
+        }
+        return forward(ctx, request, owner, keepAlive, true);
+    }
+
     /** The client's credentials to pass on with a peer request (name, value pairs), as its node would see them. */
     private static List<String> credentialsOf(HttpRequest request) {
         List<String> credentials = new ArrayList<>(6);

@@ -119,6 +119,14 @@ public final class ConfigParser {
         if (!compress.equals("true") && !compress.equals("false")) {
             throw bad(Flag.COMPRESS_LOG, compress, "true or false");
         }
+        String durableOpen = get(v, Flag.DURABLE_STREAMS_OPEN);
+        if (!durableOpen.equals("true") && !durableOpen.equals("false")) {
+            throw bad(Flag.DURABLE_STREAMS_OPEN, durableOpen, "true or false");
+        }
+        if (durableOpen.equals("true") && !isLoopback(host)) {
+            throw new ConfigException("--durable-streams-open serves /v1/stream/ with no token: it needs a loopback "
+                    + "--host (127.0.0.1, ::1 or localhost), not " + host);
+        }
         String noExp = get(v, Flag.ALLOW_TOKENS_WITHOUT_EXP);
         if (!noExp.equals("true") && !noExp.equals("false")) {
             throw bad(Flag.ALLOW_TOKENS_WITHOUT_EXP, noExp, "true or false");
@@ -183,7 +191,14 @@ public final class ConfigParser {
                 demoSettings, level, positiveMs(v, Flag.HEADER_TIMEOUT, 100),
                 positiveMs(v, Flag.IDLE_TIMEOUT, 100), maxConnections, adminPort, noExp.equals("true"),
                 jwksUrl, jwksTimeout, refreshMin, refreshMax, jwksMaxAge, jwksCa, List.copyOf(peers), advertise,
-                clusterSecret, (int) intIn(v, Flag.WARMUP, 0, 1_000_000));
+                clusterSecret, (int) intIn(v, Flag.WARMUP, 0, 1_000_000), durableOpen.equals("true"),
+                positiveMs(v, Flag.DURABLE_STREAMS_LONG_POLL, 10));
+    }
+
+    /** Whether a --host value listens on loopback only. */
+    static boolean isLoopback(String host) {
+        String h = host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+        return h.equalsIgnoreCase("localhost") || h.equals("::1") || h.matches("127\\.\\d{1,3}\\.\\d{1,3}\\.\\d{1,3}");
     }
 
     /** {@code host:port} with a port from 1 to 65535, returned as given; anything else names the flag. */

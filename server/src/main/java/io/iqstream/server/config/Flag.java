@@ -68,6 +68,10 @@ public enum Flag {
     DEMO_RATE("demo-rate", "60", "demo runs started per minute across all clients, in bursts of at most 10 (429 "
             + "above)"),
     DEMO_RETENTION("demo-retention", "30s", "how long an ended demo run stays readable before the demo deletes it"),
+    DURABLE_STREAMS_OPEN("durable-streams-open", "false", "serve the Durable Streams protocol at /v1/stream/ with no "
+            + "token (the conformance suite, local development); loopback --host only, said at start"),
+    DURABLE_STREAMS_LONG_POLL("durable-streams-long-poll", "20s", "how long a Durable Streams long-poll (and an "
+            + "idle SSE read, between control events) waits at the stream's tail"),
     LOG_LEVEL("log-level", "info", "error, warn, info or debug (refused requests are logged at debug)");
 
     private final String name;
@@ -100,7 +104,7 @@ public enum Flag {
 
     /** Whether the flag may be given without a value ({@code --demo}). */
     public boolean isSwitch() {
-        return this == DEMO || this == COMPRESS_LOG || this == ALLOW_TOKENS_WITHOUT_EXP;
+        return this == DEMO || this == COMPRESS_LOG || this == ALLOW_TOKENS_WITHOUT_EXP || this == DURABLE_STREAMS_OPEN;
     }
 
     static Flag byName(String flag) {

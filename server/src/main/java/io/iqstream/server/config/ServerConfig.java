@@ -50,7 +50,9 @@ public record ServerConfig(
         List<String> peers,
         String advertise,
         String clusterSecret,
-        int warmupRequests) {
+        int warmupRequests,
+        boolean durableStreamsOpen,
+        long durableStreamsLongPollMs) {
 
     /** Largest {@code --max-event-bytes}: an event is held and framed in one buffer. */
     public static final long MAX_EVENT_BYTES_LIMIT = 64L << 20;
@@ -76,7 +78,7 @@ public record ServerConfig(
                 memoryBudgetBytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
-                peers, advertise, clusterSecret, warmupRequests);
+                peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs);
     }
 
     /** A copy with the given memory budget (resolved from the container when the flag is absent). */
@@ -86,6 +88,6 @@ public record ServerConfig(
                 bytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
-                peers, advertise, clusterSecret, warmupRequests);
+                peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs);
     }
 }

@@ -22,6 +22,7 @@ import io.iqstream.server.worker.Worker;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoop;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpContent;
@@ -66,6 +67,8 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
     private PublishSession publish;
     private SubscriberStream subscribe;
     private DemoRoute demo;
+    /** A Durable Streams request ({@code /v1/stream/}) being served, a live read included. */
+    private DurableStreamRoute stream;
     /** A run request served by another node (--peers): its body goes there, its answer comes back. */
     private Relay relay;
     /** The request being served carried a verified peer header: served here, never relayed. */
@@ -156,6 +159,8 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
                 if (demo.onContent(content)) {
                     demo = null;
                 }
+            } else if (stream != null) {
+                stream.onContent(content);
             } else if (relay != null) {
                 relay.onContent(content);
             } else {
@@ -183,13 +188,14 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
 
     private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
         if (subscribe != null && !subscribe.isDone() || publish != null || demo != null
-                || relay != null && !relay.isDone()) {
+                || relay != null && !relay.isDone() || stream != null && !stream.isDone()) {
             // a pipelined request while a stream is open: not supported, end the connection
             ctx.close();
             return;
         }
         subscribe = null;
         relay = null;
+        stream = null;
         boolean keepAlive = HttpUtil.isKeepAlive(request);
         RequestTarget target = RequestTarget.parse(request.uri());
         if (target == null) {
@@ -212,6 +218,10 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
             }
         }
         HttpMethod method = request.method();
+        if (DurableStreamRoute.serves(target.path()) && server.durableStreams() != null) {
+            serveStream(ctx, request, target, keepAlive);
+            return;
+        }
         if (method.equals(HttpMethod.OPTIONS)) {
             FullHttpResponse r = new DefaultFullHttpResponse(request.protocolVersion(),
                     HttpResponseStatus.NO_CONTENT);
@@ -295,6 +305,71 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
             return;
         }
         serveRun(ctx, request, route, owner.registry(), resumeAfter, keepAlive);
+    }
+
+    /**
+     * A Durable Streams request: its right checked (unless --durable-streams-open), then moved to the stream's
+     * owner worker, where {@link DurableStreamRoute} gathers its body and serves it.
+     */
+    private void serveStream(ChannelHandlerContext ctx, HttpRequest request, RequestTarget target,
+            boolean keepAlive) {
+        HttpMethod method = request.method();
+        if (method.equals(HttpMethod.OPTIONS)) {
+            DurableStreamRoute.preflight(server, ctx, request, keepAlive);
+            return;
+        }
+        Right right = DurableStreamRoute.rightFor(method);
+        if (right == null) {
+            FullHttpResponse r = new DefaultFullHttpResponse(request.protocolVersion(),
+                    HttpResponseStatus.METHOD_NOT_ALLOWED);
+            r.headers().set(HttpHeaderNames.ALLOW, "GET, HEAD, PUT, POST, DELETE, OPTIONS");
+            r.headers().setInt(HttpHeaderNames.CONTENT_LENGTH, 0);
+            metrics.refused(Refusal.BAD_REQUEST);
+            replies.send(ctx, request, r, false);
+            return;
+        }
+        String name = DurableStreamRoute.streamName(target.path());
+        if (!server.config().durableStreamsOpen()) {
+            String token = TokenExtractor.extract(request, target.parameters(TokenExtractor.QUERY_PARAMETER),
+                    server.cors().allowsCredentials(request));
+            AuthDecision decision = server.authorizer().authorize(token, name, right);
+            if (decision == AuthDecision.UNAUTHENTICATED) {
+                refuse(ctx, request, Refusal.UNAUTHENTICATED, "unauthenticated", HttpResponseStatus.UNAUTHORIZED,
+                        server.authorizer().refusalMessage(token), false);
+                return;
+            }
+            if (decision == AuthDecision.FORBIDDEN) {
+                refuse(ctx, request, Refusal.FORBIDDEN, "forbidden", HttpResponseStatus.FORBIDDEN,
+                        "the token does not allow " + right.name().toLowerCase() + " on stream " + name, false);
+                return;
+            }
+        }
+        if (method.equals(HttpMethod.PUT) && server.isDraining()) {
+            refuse(ctx, request, Refusal.DRAINING, "draining", HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    "server is draining: no new streams", false);
+            return;
+        }
+        Cluster cluster = server.cluster();
+        if (cluster != null) {
+            Relay r = cluster.routeStream(ctx, request, target.path(), keepAlive, fromPeer);
+            if (r != null) {
+                relay = r == Relay.ANSWERED ? null : r;
+                return;
+            }
+        }
+        EventLoop owner = server.durableStreams().ownerOf(target.path());
+        if (ctx.channel().eventLoop() != owner) {
+            moving = true;
+            metrics.channelMoves.increment();
+            ChannelHandoff.moveTo(ctx.channel(), owner, () -> {
+                moving = false;
+                stream = DurableStreamRoute.begin(server.streamSettings(), ctx, request, target, keepAlive);
+                ctx.channel().config().setAutoRead(true);
+                replayHeld(ctx);
+            }, this::closedWhileMoving);
+            return;
+        }
+        stream = DurableStreamRoute.begin(server.streamSettings(), ctx, request, target, keepAlive);
     }
 
     /**
@@ -423,6 +498,10 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
         if (relay != null) {
             relay.clientClosed();
             relay = null;
+        }
+        if (stream != null) {
+            stream.closed();
+            stream = null;
         }
     }
 

@@ -29,6 +29,16 @@ public final class Metrics {
     public final LongAdder runsStopped = new LongAdder();
     public final LongAdder slowSubscribersCut = new LongAdder();
     public final LongAdder channelMoves = new LongAdder();
+    /** Durable Streams ({@code /v1/stream/}): streams held, made, expired; appends, bytes, reads. */
+    public final LongAdder durableStreamsActive = new LongAdder();
+    public final LongAdder durableStreamsCreated = new LongAdder();
+    public final LongAdder durableStreamsExpired = new LongAdder();
+    public final LongAdder durableAppends = new LongAdder();
+    public final LongAdder durableBytesIn = new LongAdder();
+    public final LongAdder durableBytesHeld = new LongAdder();
+    public final LongAdder durableBytesOut = new LongAdder();
+    public final LongAdder durableReads = new LongAdder();
+    public final LongAdder durableSseReaders = new LongAdder();
     /** Connections held on the main port (the admin port's are not counted). */
     public final LongAdder connectionsOpen = new LongAdder();
     /** Connections closed at once because the main port was at --max-connections. */
@@ -124,6 +134,19 @@ public final class Metrics {
                 slowSubscribersCut.sum());
         counter(sb, "iqstream_channel_moves_total", "Connections moved to the worker owning their run.",
                 channelMoves.sum());
+        gauge(sb, "iqstream_durable_streams_active", "Durable streams held (/v1/stream/).",
+                durableStreamsActive.sum());
+        counter(sb, "iqstream_durable_streams_created_total", "Durable streams created.", durableStreamsCreated.sum());
+        counter(sb, "iqstream_durable_streams_expired_total", "Durable streams freed by their TTL or Expires-At.",
+                durableStreamsExpired.sum());
+        counter(sb, "iqstream_durable_appends_total", "Messages appended to durable streams.", durableAppends.sum());
+        counter(sb, "iqstream_durable_bytes_in_total", "Bytes appended to durable streams.", durableBytesIn.sum());
+        gauge(sb, "iqstream_durable_bytes_held", "Bytes of messages durable streams hold.", durableBytesHeld.sum());
+        counter(sb, "iqstream_durable_reads_total", "Catch-up and long-poll answers with messages.",
+                durableReads.sum());
+        counter(sb, "iqstream_durable_sse_bytes_out_total", "SSE bytes written to durable stream readers.",
+                durableBytesOut.sum());
+        gauge(sb, "iqstream_durable_sse_readers", "Open SSE reads of durable streams.", durableSseReaders.sum());
         gauge(sb, "iqstream_connections_open", "Connections open on the main port.", connectionsOpen.sum());
         sb.append("# HELP iqstream_connections_refused_total Connections closed at once on accept, by reason.\n");
         sb.append("# TYPE iqstream_connections_refused_total counter\n");

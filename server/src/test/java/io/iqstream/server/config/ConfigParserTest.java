@@ -120,4 +120,21 @@ class ConfigParserTest {
             }
         }
     }
+
+    @Test
+    void durableStreamsOpenNeedsALoopbackHost() {
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> ConfigParser.parse(new String[] {"--durable-streams-open"}, Map.of()));
+        assertTrue(e.getMessage().contains("loopback"), e.getMessage());
+        assertThrows(ConfigException.class, () -> ConfigParser.parse(
+                new String[] {"--durable-streams-open", "--host", "10.0.0.5"}, Map.of()));
+        for (String host : new String[] {"127.0.0.1", "::1", "localhost"}) {
+            assertTrue(ConfigParser.parse(new String[] {"--durable-streams-open", "--host", host}, Map.of())
+                    .durableStreamsOpen(), host);
+        }
+        assertFalse(ConfigParser.parse(new String[0], Map.of()).durableStreamsOpen());
+        assertEquals(20_000, ConfigParser.parse(new String[0], Map.of()).durableStreamsLongPollMs());
+        assertEquals(500, ConfigParser.parse(new String[] {"--durable-streams-long-poll", "500ms"}, Map.of())
+                .durableStreamsLongPollMs());
+    }
 }

@@ -1,0 +1,218 @@
+package io.iqstream.server.stream;
+
+import io.iqstream.server.admission.MemoryBudget;
+import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.worker.Workers;
+import io.netty.channel.EventLoop;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Every durable stream of this node, by path. A stream lives on the worker its path hashes to
+ * ({@link Workers#ownerOf}), like a run: only that worker creates, appends to, closes, deletes or frees it. The map
+ * is shared only so that a fork, created on its own worker, can find its parent and read the parent's bytes below
+ * the fork point (which never change).
+ *
+ * <p>Memory: each stream is charged {@link #STREAM_OVERHEAD_BYTES} and its messages' bytes to the server's one
+ * {@link MemoryBudget}, under the same rule as a run's log (an ordinary-sized stream may use the headroom, an
+ * oversized one is refused first); refused, the request gets 503 with {@code Retry-After}. A stream is freed when
+ * deleted or expired (its TTL since the last read or write, or its Expires-At): lazily by the request that finds
+ * it expired, and by each worker's sweep every second.
+ *
+ * <p>Thread-safe as described; each method says on which thread it runs.
+ */
+public final class DurableStreams {
+    /** What a stream's bookkeeping costs beyond its bytes (the object, its table, its map entry). */
+    public static final long STREAM_OVERHEAD_BYTES = 512;
+    /** What a message's bookkeeping costs beyond its bytes (its buffer object, its table slots). */
+    public static final long MESSAGE_OVERHEAD_BYTES = 96;
+    /** Idempotent producers remembered per stream; past it the least recently active is forgotten. */
+    public static final int MAX_PRODUCERS = 1024;
+    /** How often each worker frees its expired streams. */
+    static final long SWEEP_MS = 1000;
+
+    private final ConcurrentHashMap<String, DurableStream> streams = new ConcurrentHashMap<>();
+    private final MemoryBudget budget;
+    private final Metrics metrics;
+    private final Workers workers;
+    private final long maxStreamBytes;
+
+    public DurableStreams(MemoryBudget budget, Metrics metrics, Workers workers, long maxStreamBytes) {
+        this.budget = budget;
+        this.metrics = metrics;
+        this.workers = workers;
+        this.maxStreamBytes = maxStreamBytes;
+    }
+
+    /** Starts each worker's sweep of its expired streams. */
+    public void startSweeps() {
+        for (int i = 0; i < workers.size(); i++) {
+            EventLoop loop = workers.get(i).loop();
+            loop.scheduleAtFixedRate(() -> sweep(loop), SWEEP_MS, SWEEP_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** The worker loop that owns {@code path}. */
+    public EventLoop ownerOf(String path) {
+        return workers.ownerOf(path).loop();
+    }
+
+    public long maxStreamBytes() {
+        return maxStreamBytes;
+    }
+
+    /** Streams held (soft-deleted ones included). */
+    public int size() {
+        return streams.size();
+    }
+
+    /**
+     * The stream at {@code path}, or null; one found expired is deleted first (soft-deleted, and returned as
+     * such, while forks hold it). On the path's owner worker.
+     */
+    DurableStream get(String path, long nowMs) {
+        DurableStream s = streams.get(path);
+        if (s != null && !s.softDeleted && s.isExpired(nowMs)) {
+            metrics.durableStreamsExpired.increment();
+            delete(s);
+            return streams.get(path);
+        }
+        return s;
+    }
+
+    /** A stream as a fork's parent (any worker): null when absent, expired or soft-deleted. */
+    DurableStream parentFor(String path, long nowMs) {
+        DurableStream s = streams.get(path);
+        return s == null || s.isExpired(nowMs) ? null : s;
+    }
+
+    /** Takes the overhead of a new stream from the budget; false when refused (503). */
+    boolean admit() {
+        return budget.tryChargeWithinBudget(STREAM_OVERHEAD_BYTES);
+    }
+
+    /** Returns a stream's overhead taken by {@link #admit} that was not used. */
+    void unadmit() {
+        budget.release(STREAM_OVERHEAD_BYTES);
+    }
+
+    /** Takes a live reader's slot (long-poll or SSE) under --max-subscribers; false when full (503). */
+    boolean admitReader() {
+        return budget.tryAdmitSubscriber();
+    }
+
+    void releaseReader() {
+        budget.releaseSubscriber();
+    }
+
+    /** Adds a created stream (its overhead already admitted). On its owner worker. */
+    void put(DurableStream s) {
+        streams.put(s.path, s);
+        metrics.durableStreamsCreated.increment();
+        metrics.durableStreamsActive.increment();
+    }
+
+    /** Takes {@code bytes} more for {@code s}'s messages; false when the budget refuses (503). */
+    boolean charge(DurableStream s, long bytes) {
+        if (!budget.charge(bytes, s.chargedBytes + bytes)) {
+            return false;
+        }
+        s.chargedBytes += bytes;
+        return true;
+    }
+
+    /** Gives back bytes taken by {@link #charge} that were not stored after all. */
+    void uncharge(DurableStream s, long bytes) {
+        s.chargedBytes -= bytes;
+        budget.release(bytes);
+    }
+
+    /**
+     * Deletes {@code s}: soft while forks hold its bytes (it then answers 410 and its path cannot be reused until
+     * the last fork goes), else freed, and its parent freed too when that was soft-deleted and this was its last
+     * fork. On {@code s}'s owner worker.
+     */
+    void delete(DurableStream s) {
+        s.softDeleted = true;
+        if (s.forks.compareAndSet(0, -1)) {
+            free(s);
+        }
+        s.wakeWaiters();
+    }
+
+    private void free(DurableStream s) {
+        streams.remove(s.path, s);
+        long bytes = s.releaseMessages();
+        budget.release(s.chargedBytes + STREAM_OVERHEAD_BYTES);
+        s.chargedBytes = 0;
+        metrics.durableStreamsActive.decrement();
+        metrics.durableBytesHeld.add(-bytes);
+        DurableStream parent = s.parent;
+        if (parent != null) {
+            releaseFork(parent);
+        }
+    }
+
+    /** Holds {@code parent}'s bytes for a new fork; false when it was freed meanwhile. Any worker. */
+    boolean holdForFork(DurableStream parent) {
+        while (true) {
+            int n = parent.forks.get();
+            if (n < 0) {
+                return false;
+            }
+            if (parent.forks.compareAndSet(n, n + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** A fork of {@code parent} is gone: the parent is freed (on its worker) if it was soft-deleted and unheld. */
+    void releaseFork(DurableStream parent) {
+        if (parent.forks.decrementAndGet() == 0 && parent.softDeleted) {
+            EventLoop owner = ownerOf(parent.path);
+            Runnable task = () -> {
+                if (parent.softDeleted && parent.forks.compareAndSet(0, -1)) {
+                    free(parent);
+                }
+            };
+            if (owner.inEventLoop()) {
+                task.run();
+            } else {
+                owner.execute(task);
+            }
+        }
+    }
+
+    /** Frees every stream; at shutdown, once the workers have stopped (no other thread touches them then). */
+    public void dropAll() {
+        for (DurableStream s : streams.values()) {
+            s.forks.set(-1);
+            s.releaseMessages();
+            budget.release(s.chargedBytes + STREAM_OVERHEAD_BYTES);
+            s.chargedBytes = 0;
+        }
+        streams.clear();
+    }
+
+    /** Frees the expired streams {@code loop} owns. On that loop. */
+    private void sweep(EventLoop loop) {
+        long now = System.currentTimeMillis();
+        List<DurableStream> expired = null;
+        for (DurableStream s : streams.values()) {
+            if (!s.softDeleted && s.isExpired(now) && ownerOf(s.path) == loop) {
+                if (expired == null) {
+                    expired = new ArrayList<>();
+                }
+                expired.add(s);
+            }
+        }
+        if (expired != null) {
+            for (DurableStream s : expired) {
+                metrics.durableStreamsExpired.increment();
+                delete(s);
+            }
+        }
+    }
+}

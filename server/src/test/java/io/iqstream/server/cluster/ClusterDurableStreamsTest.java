@@ -1,0 +1,142 @@
+package io.iqstream.server.cluster;
+
+import static io.iqstream.server.testing.DurableHttp.bearer;
+import static io.iqstream.server.testing.DurableHttp.send;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.iqstream.server.testing.DurableHttp;
+import io.iqstream.server.testing.Ports;
+import io.iqstream.server.testing.TestServer;
+import io.iqstream.server.testing.Tokens;
+import java.net.http.HttpResponse;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Durable streams on two real nodes with --peers: a stream lives on its path's rendezvous owner, and a request for
+ * it on the other node is served there by forwarding — writes, catch-up, long-poll and SSE reads alike, with the
+ * client's token checked on the owner.
+ */
+class ClusterDurableStreamsTest {
+    private static final String SECRET = "cluster-test-secret-0123456789abcdef0123";
+    static TestServer a;
+    static TestServer b;
+    static String token;
+
+    @BeforeAll
+    static void start() throws Exception {
+        int pa = Ports.free();
+        int pb = Ports.free();
+        String peers = "127.0.0.1:" + pa + ",127.0.0.1:" + pb;
+        a = TestServer.start("--port", String.valueOf(pa), "--peers", peers, "--advertise", "127.0.0.1:" + pa,
+                "--cluster-secret", SECRET, "--durable-streams-long-poll", "5s");
+        b = TestServer.start("--port", String.valueOf(pb), "--peers", peers, "--advertise", "127.0.0.1:" + pb,
+                "--cluster-secret", SECRET, "--durable-streams-long-poll", "5s");
+        token = Tokens.admin();
+        long deadline = System.nanoTime() + 30_000_000_000L;
+        for (TestServer s : List.of(a, b)) {
+            while (s.server().context().cluster().membership().view().ready().size() < 2) {
+                assertTrue(System.nanoTime() < deadline, "the nodes did not see each other within 30 s");
+                Thread.sleep(50); // polling a condition, bounded by the deadline above
+            }
+        }
+    }
+
+    @AfterAll
+    static void stop() {
+        if (a != null) {
+            a.close();
+        }
+        if (b != null) {
+            b.close();
+        }
+    }
+
+    /** A stream path (after /v1/stream/) the rendezvous hash gives to {@code owner}. */
+    private static String pathOwnedBy(TestServer owner, String prefix) {
+        Member self = owner.server().context().cluster().membership().self();
+        List<Member> members = owner.server().context().cluster().membership().view().forNewRuns();
+        for (int n = 0; n < 200; n++) {
+            String path = prefix + "-" + n;
+            if (Rendezvous.owner("/v1/stream/" + path, members).equals(self)) {
+                return path;
+            }
+        }
+        throw new AssertionError("no path of 200 hashed to " + self);
+    }
+
+    private static int streamsHeld(TestServer s) {
+        return s.server().context().durableStreams().size();
+    }
+
+    @Test
+    void everyRequestIsServedOnEitherNode() throws Exception {
+        String path = pathOwnedBy(b, "on-b");
+        int heldOnA = streamsHeld(a);
+        int heldOnB = streamsHeld(b);
+        String viaA = a.base() + "/v1/stream/" + path;
+        String viaB = b.base() + "/v1/stream/" + path;
+        assertEquals(201, send("PUT", viaA, "one ", bearer(token, "Content-Type", "text/plain")).statusCode());
+        assertEquals(heldOnB + 1, streamsHeld(b), "created on its owner, B");
+        assertEquals(heldOnA, streamsHeld(a), "not on A, where the request came in");
+        assertEquals(204, send("POST", viaB, "two ", bearer(token, "Content-Type", "text/plain")).statusCode());
+        HttpResponse<String> head = send("HEAD", viaA, null, bearer(token));
+        assertEquals(200, head.statusCode());
+        String tail = head.headers().firstValue("Stream-Next-Offset").orElseThrow();
+        assertEquals("one two ", send("GET", viaA + "?offset=-1", null, bearer(token)).body());
+
+        // a long-poll on A at the tail is answered by an append on B
+        CompletableFuture<HttpResponse<String>> poll = CompletableFuture.supplyAsync(() -> {
+            try {
+                return send("GET", viaA + "?offset=" + tail + "&live=long-poll", null, bearer(token));
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Thread.sleep(300); // let the long-poll reach the tail first; it is answered either way
+        assertEquals(204, send("POST", viaB, "three", bearer(token, "Content-Type", "text/plain")).statusCode());
+        HttpResponse<String> polled = poll.get(20, TimeUnit.SECONDS);
+        assertEquals(200, polled.statusCode());
+        assertEquals("three", polled.body());
+
+        // an SSE read on A sees appends made on B, then the closure
+        HttpResponse<Stream<String>> sse = DurableHttp.lines(viaA + "?offset=-1&live=sse", bearer(token));
+        assertEquals(200, sse.statusCode());
+        assertEquals("text/event-stream", sse.headers().firstValue("Content-Type").orElse(""));
+        Iterator<String> lines = sse.body().iterator();
+        StringBuilder data = new StringBuilder();
+        assertTrue(readUntil(lines, "upToDate", data), "caught up");
+        assertEquals(204, send("POST", viaB, " four", bearer(token, "Content-Type", "text/plain",
+                "Stream-Closed", "true")).statusCode());
+        assertTrue(readUntil(lines, "streamClosed", data), "closed seen");
+        assertEquals("one two three four", data.toString().replace("data:", "").trim());
+
+        // the token is checked on the owner: none is 401 through A
+        assertEquals(401, send("GET", viaA + "?offset=-1", null).statusCode());
+        assertEquals(204, send("DELETE", viaA, null, bearer(token)).statusCode());
+        assertEquals(404, send("HEAD", viaB, null, bearer(token)).statusCode());
+    }
+
+    /** Reads SSE lines, keeping the data events' lines, until a control event naming {@code field}. */
+    private static boolean readUntil(Iterator<String> lines, String field, StringBuilder data) {
+        String event = "";
+        while (lines.hasNext()) {
+            String line = lines.next();
+            if (line.startsWith("event:")) {
+                event = line.substring(6).trim();
+            } else if (line.startsWith("data:") && event.equals("data")) {
+                data.append(line);
+            } else if (line.startsWith("data:") && event.equals("control") && line.contains(field)) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,113 @@
+package io.iqstream.server.stream;
+
+import static io.iqstream.server.testing.DurableHttp.send;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.iqstream.server.testing.TestServer;
+import java.net.http.HttpResponse;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Durable streams are held under the server's one memory budget: appends past it get 503 with Retry-After (never
+ * an OOM), the bytes are freed by DELETE and by expiry, after which appends are accepted again; /metrics counts them.
+ */
+class DurableStreamBudgetTest {
+    private static final String TEXT = "Content-Type";
+
+    @Test
+    void overBudgetIs503ThenFreedByDeleteAndExpiry() throws Exception {
+        long budget = 1 << 20;
+        try (TestServer server = TestServer.start("--memory-budget", Long.toString(budget),
+                "--durable-streams-open", "true")) {
+            String base = server.base() + "/v1/stream/budget/";
+            String chunk = "x".repeat(64 * 1024);
+            assertEquals(201, send("PUT", base + "a", null, TEXT, "text/plain").statusCode());
+            int accepted = 0;
+            HttpResponse<String> r = null;
+            for (int i = 0; i < 64; i++) {
+                r = send("POST", base + "a", chunk, TEXT, "text/plain");
+                if (r.statusCode() != 204) {
+                    break;
+                }
+                accepted++;
+            }
+            assertEquals(503, r.statusCode(), "refused past the budget: " + r.body());
+            assertEquals("1", r.headers().firstValue("Retry-After").orElse(""));
+            long held = (long) accepted * chunk.length();
+            assertTrue(held <= budget && held >= budget / 2,
+                    accepted + " appends of 64 KiB held within a 1 MiB budget (and its headroom)");
+            // a stream of ordinary size may still use the headroom (as a run may), up to the hard limit
+            assertEquals(201, send("PUT", base + "b", null, TEXT, "text/plain").statusCode());
+            int intoHeadroom = 0;
+            while ((r = send("POST", base + "b", chunk, TEXT, "text/plain")).statusCode() == 204) {
+                intoHeadroom++;
+                assertTrue(intoHeadroom < 16, "the headroom is a quarter of the budget");
+            }
+            assertEquals(503, r.statusCode());
+            held += (long) intoHeadroom * chunk.length();
+            assertTrue(held <= budget + budget / 4, held + " bytes held within the budget and its headroom");
+            String metrics = send("GET", server.base() + "/metrics", null).body();
+            assertTrue(metrics.contains("iqstream_durable_bytes_held " + held), metrics);
+            // DELETE frees it: appends go through again
+            assertEquals(204, send("DELETE", base + "a", null).statusCode());
+            assertEquals(204, send("POST", base + "b", chunk, TEXT, "text/plain").statusCode());
+            assertEquals(204, send("DELETE", base + "b", null).statusCode());
+            assertEquals(201, send("PUT", base + "b", null, TEXT, "text/plain").statusCode());
+            // expiry frees too: a stream with a 1 s TTL fills the budget, then is swept
+            assertEquals(201, send("PUT", base + "ttl", null, TEXT, "text/plain", "Stream-TTL", "1").statusCode());
+            while (send("POST", base + "ttl", chunk, TEXT, "text/plain").statusCode() == 204) {
+                accepted++;
+            }
+            assertTrue(accepted > 0);
+            // HEAD does not extend a TTL: polled until the sweep has freed the stream and its bytes
+            long deadline = System.nanoTime() + 20_000_000_000L;
+            String held2;
+            do {
+                Thread.sleep(200); // polling a condition (the sweep runs every second), bounded by the deadline
+                held2 = send("GET", server.base() + "/metrics", null).body();
+            } while (!held2.contains("iqstream_durable_bytes_held 0\n") && System.nanoTime() < deadline);
+            assertTrue(held2.contains("iqstream_durable_bytes_held 0\n"), "the expired stream's bytes were freed");
+            assertTrue(held2.contains("iqstream_durable_streams_expired_total 1\n"), held2);
+            // and the budget has them back: a large stream fills it again
+            assertEquals(201, send("PUT", base + "c", null, TEXT, "text/plain").statusCode());
+            for (int i = 0; i < 8; i++) {
+                assertEquals(204, send("POST", base + "c", chunk, TEXT, "text/plain").statusCode());
+            }
+            assertEquals(404, send("HEAD", base + "ttl", null).statusCode());
+        }
+    }
+
+    @Test
+    void liveReadersTakeSubscriberSlots() throws Exception {
+        try (TestServer server = TestServer.start("--max-subscribers", "1", "--durable-streams-open", "true",
+                "--durable-streams-long-poll", "10s")) {
+            String url = server.base() + "/v1/stream/slots";
+            HttpResponse<String> created = send("PUT", url, null, TEXT, "text/plain");
+            String tail = created.headers().firstValue("Stream-Next-Offset").orElseThrow();
+            CompletableFuture<HttpResponse<String>> first = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return send("GET", url + "?offset=" + tail + "&live=long-poll", null);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            HttpResponse<String> second;
+            Thread.sleep(200); // let the first long-poll take the slot; an early second one just waits 10 s
+            do { // until the first long-poll holds the one slot
+                second = send("GET", url + "?offset=" + tail + "&live=long-poll", null);
+            } while (second.statusCode() != 503 && System.nanoTime() < deadline);
+            assertEquals(503, second.statusCode(), "the second live reader is refused");
+            assertEquals("1", second.headers().firstValue("Retry-After").orElse(""));
+            // a catch-up read needs no slot
+            assertEquals(200, send("GET", url + "?offset=-1", null).statusCode());
+            assertEquals(204, send("POST", url, "x", TEXT, "text/plain").statusCode());
+            assertEquals("x", first.get(20, TimeUnit.SECONDS).body());
+            // the slot is back once the long-poll is answered
+            assertEquals(200, send("GET", url + "?offset=" + tail + "&live=long-poll", null).statusCode());
+        }
+    }
+}

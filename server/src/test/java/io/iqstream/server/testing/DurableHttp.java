@@ -1,0 +1,48 @@
+package io.iqstream.server.testing;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.stream.Stream;
+
+/** Durable Streams requests ({@code /v1/stream/...}) with the JDK's HTTP client, as a protocol client makes them. */
+public final class DurableHttp {
+    private static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
+
+    private DurableHttp() {}
+
+    /** {@code method url} with a text body (null: none) and header name, value pairs. */
+    public static HttpResponse<String> send(String method, String url, String body, String... headers)
+            throws IOException, InterruptedException {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(30))
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+                        : HttpRequest.BodyPublishers.ofString(body));
+        for (int i = 0; i < headers.length; i += 2) {
+            b.header(headers[i], headers[i + 1]);
+        }
+        return CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** A GET whose body is read line by line as it arrives (an SSE read). */
+    public static HttpResponse<Stream<String>> lines(String url, String... headers)
+            throws IOException, InterruptedException {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url)).GET();
+        for (int i = 0; i < headers.length; i += 2) {
+            b.header(headers[i], headers[i + 1]);
+        }
+        return CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofLines());
+    }
+
+    /** The Authorization header pair for a token. */
+    public static String[] bearer(String token, String... more) {
+        String[] out = new String[more.length + 2];
+        out[0] = "Authorization";
+        out[1] = "Bearer " + token;
+        System.arraycopy(more, 0, out, 2, more.length);
+        return out;
+    }
+}
