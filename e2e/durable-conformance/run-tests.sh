@@ -18,7 +18,9 @@ npm ci --no-audit --no-fund --loglevel=error
 
 port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 log=$(mktemp "${TMPDIR:-/tmp}/iqstream-durable.XXXXXX")
-"$ROOT/iqstream" serve --durable-streams-open --host 127.0.0.1 --port "$port" --workers 2 --warmup 0 \
+# Netty's leak detector at paranoid (./iqstream turns it off; the last -D wins): a LEAK: line fails the suite
+IQSTREAM_JVM_OPTS="${IQSTREAM_JVM_OPTS:-} -Dio.netty.leakDetection.level=paranoid" \
+  "$ROOT/iqstream" serve --durable-streams-open --host 127.0.0.1 --port "$port" --workers 2 --warmup 0 \
   --durable-streams-long-poll 500ms >"$log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
@@ -50,6 +52,8 @@ if [ "$passed" -lt "$EXPECTED_PASS" ] || [ "$failed" -gt 0 ]; then
   tail -60 iqstream-run.log >&2
   status=1
 fi
+kill "$server" 2>/dev/null || true
+wait "$server" 2>/dev/null || true
 if grep -q 'LEAK:' "$log"; then echo "durable: FAIL: the server reported a leaked buffer" >&2; grep -A12 'LEAK:' "$log" >&2; status=1; fi
 
 if [ "${DURABLE_SKIP_REFERENCE:-}" != 1 ]; then

@@ -56,6 +56,9 @@ public final class StreamExchange implements DurableStream.TailWaiter {
     /** An SSE response ends after this long (the client reconnects from its offset), as the protocol allows. */
     static final long SSE_MAX_MS = 60_000;
 
+    static final String CACHE_PUBLIC = "public, max-age=60, stale-while-revalidate=300";
+    static final String CACHE_PRIVATE = "private, max-age=60, stale-while-revalidate=300";
+
     /** What the HTTP layer hands over with the request. */
     public record Settings(DurableStreams streams, Metrics metrics, CorsPolicy cors, HttpReplies replies,
             boolean open, long longPollMs, long maxAppendBytes) {}
@@ -717,6 +720,8 @@ public final class StreamExchange implements DurableStream.TailWaiter {
         if (longPoll) {
             r.headers().set(CURSOR, nextCursor());
         }
+        // PROTOCOL.md 10.1: a chunk stays valid once served; private when reads need a token (a CDN must key on it)
+        r.headers().set(HttpHeaderNames.CACHE_CONTROL, settings.open() ? CACHE_PUBLIC : CACHE_PRIVATE);
         r.headers().set(HttpHeaderNames.ETAG, etag);
         settings.metrics().durableReads.increment();
         send(r);
