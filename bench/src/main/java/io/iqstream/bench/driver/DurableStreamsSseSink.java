@@ -11,10 +11,11 @@ import java.nio.charset.StandardCharsets;
  * A Durable Streams SSE read of a JSON stream, as the protocol's client consumes it: {@code event: data} frames
  * whose data is a JSON array of messages, each batch followed by an {@code event: control} frame whose
  * {@code streamNextOffset} is where the batch ends. The messages of the batches before a control frame are handed
- * to the run when that frame arrives, each with its offset as the resume id: a browser commits a batch when it
- * knows its offset, so one that drops resumes from the end of the last whole batch it took, and a batch is never
- * half taken (the run closes a dropped subscriber's channel, but the rest of the batch in hand still counts, as a
- * page that got the batch renders it). One per connection, confined to the run's event loop.
+ * to the run when that frame arrives, each with its offset as the resume id, as one batch ({@link Run#batchStart}):
+ * a browser commits a batch when it knows its offset, so one that is to drop inside a batch takes the whole batch
+ * and drops at its end, and resumes after it: a batch is never half taken (handing it the offset with a batch half
+ * taken would lose the rest; the previous offset, resend what it took). One per connection, confined to the run's
+ * event loop.
  */
 final class DurableStreamsSseSink implements SseSubscriber.Sink {
   private static final ByteBuf NEXT_OFFSET = Unpooled.unreleasableBuffer(
@@ -45,9 +46,11 @@ final class DurableStreamsSseSink implements SseSubscriber.Sink {
     if (batch == null) {
       return;
     }
+    run.batchStart();
     try {
       forEachMessage(batch, message -> run.onEvent(channel, offset, message, recvNs));
     } finally {
+      run.batchEnd(channel);
       batch.release();
     }
   }
