@@ -16,7 +16,10 @@ import java.util.List;
  *   <li>{@code electric-memory}: {@code --durability memory}, no write-ahead log: its fastest;
  *   <li>{@code electric-wal}: its default, a write-ahead log on disk (the VM's disk, as the default puts it).
  * </ul>
- * No auth (it checks none). Driven by {@link DurableStreamsDriver}.
+ * No auth (it checks none). Driven by {@link DurableStreamsDriver}. In both modes its streams' data lives in
+ * per-stream files of the data directory, read through the page cache, not in its resident memory (its README:
+ * "memory tracks stream count, not bytes"): the memory column's RSS growth leaves the data out, so
+ * {@link #memoryCounters()} gives the data directory's size beside it.
  */
 public final class ElectricServer extends ProcessServer {
   /** The crate's version the installer builds. */
@@ -66,6 +69,21 @@ public final class ElectricServer extends ProcessServer {
     process = ServerProcess.start(command(port, dir.resolve("data"), this.cpus), placement, dir, null);
     process.awaitPort(port, 20_000);
     return new DurableStreamsDriver("127.0.0.1", port, null);
+  }
+
+  /** The data directory's bytes at the loaded moment: what its streams hold outside its resident memory. */
+  @Override
+  public String memoryCounters() {
+    if (dir == null) {
+      return null;
+    }
+    try (var files = Files.walk(dir)) {
+      long bytes = files.filter(Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
+      return String.format(java.util.Locale.ROOT, "data directory %.1f MiB (files in the page cache, not in its RSS)",
+          bytes / 1048576.0);
+    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+      return "data directory not read: " + e;
+    }
   }
 
   @Override
