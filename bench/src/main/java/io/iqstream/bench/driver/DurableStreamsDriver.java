@@ -5,13 +5,11 @@ import io.iqstream.bench.load.Publisher;
 import io.iqstream.bench.load.Run;
 import io.iqstream.bench.load.Shard;
 import io.iqstream.bench.workload.RunScript;
-import io.jsonwebtoken.Jwts;
 import io.jsonwebtoken.security.Keys;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.util.Date;
 import java.util.List;
 import java.util.Map;
 import javax.crypto.SecretKey;
@@ -52,14 +50,7 @@ public final class DurableStreamsDriver implements Driver {
   }
 
   private String token(Map<String, List<String>> rights, String subject) {
-    long now = System.currentTimeMillis();
-    return Jwts.builder()
-        .subject(subject)
-        .issuedAt(new Date(now))
-        .expiration(new Date(now + 24 * 3600_000L))
-        .claim("iqstream", rights)
-        .signWith(key, Jwts.SIG.HS256)
-        .compact();
+    return IqStreamDriver.token(key, rights, subject);
   }
 
   /** The server's port. */

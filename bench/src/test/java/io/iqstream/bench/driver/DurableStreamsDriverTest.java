@@ -112,11 +112,7 @@ class DurableStreamsDriverTest {
   }
 
   private static List<String> split(String array) {
-    ByteBuf buf = Unpooled.copiedBuffer(array, StandardCharsets.UTF_8);
-    List<String> out = new ArrayList<>();
-    DurableStreamsSseSink.forEachMessage(buf, m -> out.add(m.toString(StandardCharsets.UTF_8)));
-    buf.release();
-    return out;
+    return DurableStreamsSseSinkTest.messages(array);
   }
 
   private String text(int index) {

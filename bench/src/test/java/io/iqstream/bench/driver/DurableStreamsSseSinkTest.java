@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 
 /** The Durable Streams SSE sink's framing: a data frame's JSON array split into its messages, a control's offset. */
 class DurableStreamsSseSinkTest {
-  private static List<String> messages(String arrays) {
+  /** The messages of {@code arrays} (JSON arrays back to back), as text. */
+  static List<String> messages(String arrays) {
     ByteBuf buf = Unpooled.copiedBuffer(arrays, StandardCharsets.UTF_8);
     List<String> out = new ArrayList<>();
     DurableStreamsSseSink.forEachMessage(buf, m -> out.add(m.toString(StandardCharsets.UTF_8)));
