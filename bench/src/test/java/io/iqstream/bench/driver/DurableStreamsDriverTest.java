@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.bench.server.DurableNodeServer;
 import io.iqstream.bench.server.ElectricServer;
+import io.iqstream.bench.server.IqStreamServer;
+import io.iqstream.bench.server.IqStreamSetup;
 import io.iqstream.bench.server.Placement;
 import io.iqstream.bench.server.ServerUnderTest;
 import io.iqstream.bench.workload.AgUiRun;
@@ -13,10 +15,14 @@ import io.iqstream.bench.workload.RunScript;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -27,7 +33,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * (bench/peers/install-durable-node.sh). The create is answered 201; a live SSE read from {@code -1} gets the first
  * append as a data frame whose JSON array holds that event byte for byte, then a control frame with the offset;
  * a read resumed from that offset gets exactly the events appended since, and the last append's
- * {@code Stream-Closed} ends the read with a control frame saying so.
+ * {@code Stream-Closed} ends the read with a control frame saying so. And IQ-Stream's endpoint with the driver's
+ * tokens (the server jar, as the bench runs it).
  */
 @Tag(Peers.TAG)
 class DurableStreamsDriverTest {
@@ -88,6 +95,54 @@ class DurableStreamsDriverTest {
           }
         }
         assertEquals(List.of(text(RunScript.EVENTS - 1)), last);
+      }
+    } finally {
+      server.close();
+    }
+  }
+
+  /**
+   * IQ-Stream's endpoint as the bench drives it: the backend's token creates and appends, no token is 401, a
+   * browser's token for another run's stream is 403, its own reads the run live and resumes from an offset.
+   */
+  @Test
+  @Timeout(120)
+  void iqStreamEndpointWithTokens() throws Exception {
+    Path jar = IqStreamServer.defaultJar(Peers.dir().getParent().getParent());
+    Assumptions.assumeTrue(Files.isRegularFile(jar), "no server jar at " + jar);
+    IqStreamServer server = IqStreamServer.durableStreams(jar, IqStreamSetup.DEFAULT,
+        List.of("-Xmx256m", "--enable-native-access=ALL-UNNAMED"));
+    try {
+      server.install();
+      DurableStreamsDriver d = (DurableStreamsDriver) server.start(Placement.NONE, 1, null);
+      String id = run.runId();
+      String unsigned = d.createRequest(id).replaceFirst("Authorization: Bearer [^\r]*\r\n", "");
+      try (PeerHttp refused = PeerHttp.send(d.port(), unsigned)) {
+        assertEquals(401, refused.status(), "a create without a token");
+      }
+      try (PeerHttp create = PeerHttp.send(d.port(), d.createRequest(id))) {
+        assertEquals(201, create.status());
+      }
+      try (PeerHttp stranger = PeerHttp.send(d.port(), d.readRequest(id, "-1", d.subscriberToken("another-run")))) {
+        assertEquals(403, stranger.status(), "a browser's token names its own run's stream only");
+      }
+      PeerHttp live = PeerHttp.send(d.port(), d.readRequest(id, "-1", d.subscriberToken(id)));
+      assertEquals(200, live.status());
+      append(d, d.port(), 0, false);
+      List<String> first = new ArrayList<>();
+      String offset = null;
+      while (first.isEmpty()) {
+        offset = batch(live, first);
+      }
+      assertEquals(List.of(text(0)), first);
+      live.close();
+      append(d, d.port(), 1, false);
+      try (PeerHttp resumed = PeerHttp.send(d.port(), d.readRequest(id, offset, d.subscriberToken(id)))) {
+        List<String> got = new ArrayList<>();
+        while (got.isEmpty()) {
+          batch(resumed, got);
+        }
+        assertEquals(List.of(text(1)), got, "exactly what came after the saved offset");
       }
     } finally {
       server.close();
