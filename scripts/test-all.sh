@@ -38,7 +38,7 @@ cd "$ROOT"
 # ---- the suites: name and script, in the order they run (maven is special: it builds the jar).
 # To add a suite: its name in ALL_SUITES and its executable script (no arguments) in SUITE_SCRIPT;
 # scripts/test-all-selftest.sh then checks it is run, and fails CI when its script is missing.
-ALL_SUITES=(maven fuzz self agui peers js copilotkit tanstack aisdk python packages e2e durable lb cluster dist k8s image)
+ALL_SUITES=(maven fuzz self agui peers js copilotkit tanstack aisdk python packages e2e durable durable-clients lb cluster dist k8s image)
 declare -A SUITE_SCRIPT=(
   [fuzz]=scripts/fuzz.sh
   [self]=scripts/test-all-selftest.sh
@@ -48,6 +48,7 @@ declare -A SUITE_SCRIPT=(
   [copilotkit]=clients/copilotkit/run-tests.sh
   [tanstack]=clients/tanstack-ai/run-tests.sh
   [aisdk]=clients/resumable-stream/run-tests.sh
+  [durable-clients]=e2e/durable-clients/run-tests.sh
   [python]=clients/python/run-tests.sh
   [packages]=scripts/test-packages.sh
   [e2e]=e2e/run-tests.sh

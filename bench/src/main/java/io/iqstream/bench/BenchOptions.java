@@ -20,6 +20,8 @@ import java.util.Locale;
  * @param baselineJvmOpts raw extra JVM flags for the baseline, appended last
  * @param repeat passes over every server and level, in alternating order; each row reported is the
  *     pass with the median CPU per event
+ * @param idleSubscribers idle live readers whose memory is measured once per Durable Streams server, on a fresh
+ *     start after its levels ({@link IdleSubscribers}); 0: not measured
  */
 public record BenchOptions(
     List<String> servers,
@@ -42,11 +44,19 @@ public record BenchOptions(
     int dropEvery,
     int repeat,
     List<String> nchanPublishers,
+    int idleSubscribers,
     boolean quick,
     boolean help) {
 
   public static final List<String> ALL_SERVERS = List.of("iqstream", "nchan", "haproxy", "soketi",
       "mercure", "mercure-history", "centrifugo");
+
+  /**
+   * The Durable Streams servers, on the same workload mapped onto streams (not in the default list: they are run
+   * as a group of their own, docs/BENCHMARK.md "Durable Streams").
+   */
+  public static final List<String> DURABLE_SERVERS = List.of("iqstream-durable", "electric-memory",
+      "electric-wal", "durable-node");
 
   /** The default longest warm-up: IQ-Stream's JIT settles after 70-115 s at K = 100 and 300 on one CPU. */
   static final long DEFAULT_WARMUP_MAX_MS = 180_000;
@@ -67,7 +77,11 @@ public record BenchOptions(
                               apply
         --servers LIST        comma list of: iqstream, nchan, haproxy (the TCP floor), soketi,
                               mercure (transport local), mercure-history (transport bolt),
-                              centrifugo (default: all)
+                              centrifugo (default: all of these); and the Durable Streams servers,
+                              each run = a JSON stream: iqstream-durable (IQ-Stream's /v1/stream/),
+                              electric-memory, electric-wal (Electric's Rust server 0.1.5,
+                              --durability memory / its WAL), durable-node (the Node reference
+                              server 0.3.7)
         --levels LIST         concurrent runs K, comma list (default 100,300,1000,2000)
         --window DUR          measured window (default 60s); DUR takes ms, s or m
         --warmup DUR          shortest warm-up before the window (default 20s; at least one run
@@ -108,6 +122,10 @@ public record BenchOptions(
                               event, the others' figures in its note, every pass in passes.json.
                               This VM moves by up to 30% between two windows of the same server:
                               use 3 or more before comparing figures closer than that
+        --idle-subscribers N  for each Durable Streams server, after its levels: a fresh start, N live
+                              SSE readers on one stream with nothing to send, and the server's
+                              memory growth ÷ N (resident memory, plus IQ-Stream's live heap)
+                              (default 0: not measured)
         --nchan-publisher P   Nchan's publisher: http (a POST per event), websocket, or both
                               (default: both at each level, the faster kept in the table and the
                               other's figures in its note)
@@ -144,6 +162,7 @@ public record BenchOptions(
     Path out = repo.resolve("bench/results");
     int dropEvery = 10;
     int repeat = 1;
+    int idleSubscribers = 0;
     List<String> nchanPublishers = List.of("http", "websocket");
     boolean quick = false;
     boolean peersSmoke = false;
@@ -183,9 +202,9 @@ public record BenchOptions(
                 if (n.equals("floor") || n.equals("haproxy-floor")) {
                   n = "haproxy";
                 }
-                if (!ALL_SERVERS.contains(n)) {
+                if (!ALL_SERVERS.contains(n) && !DURABLE_SERVERS.contains(n)) {
                   throw new IllegalArgumentException("unknown server: " + s + " (known: "
-                      + String.join(", ", ALL_SERVERS) + ")");
+                      + String.join(", ", ALL_SERVERS) + ", " + String.join(", ", DURABLE_SERVERS) + ")");
                 }
                 serversSet.add(n);
               }
@@ -217,6 +236,12 @@ public record BenchOptions(
             case "--warmup-max" -> warmupMaxSet = durationMs(v);
             case "--drop-every" -> dropEverySet = Integer.parseInt(v);
             case "--repeat" -> repeat = Integer.parseInt(v);
+            case "--idle-subscribers" -> {
+              idleSubscribers = Integer.parseInt(v);
+              if (idleSubscribers < 0 || idleSubscribers > 9_000) {
+                throw new IllegalArgumentException("--idle-subscribers: 0 to 9000 (one process's sockets), not " + v);
+              }
+            }
             case "--out" -> out = Path.of(v);
             case "--nchan-publisher" -> nchanPublishers = switch (v.trim().toLowerCase(Locale.ROOT)) {
               case "http" -> List.of("http");
@@ -291,7 +316,7 @@ public record BenchOptions(
     return new BenchOptions(List.copyOf(servers), List.copyOf(levels), warmup, warmupMax, window,
         drain, runLength, serverCpus, pin, transport, serverTransports, gcs, serverJvmOpts, baselineJar,
         baselineJvmOpts, out, repo,
-        dropEvery, repeat, nchanPublishers, quick, help);
+        dropEvery, repeat, nchanPublishers, idleSubscribers, quick, help);
   }
 
   /** IQ-Stream's setups to measure side by side: every transport × collector asked for. */

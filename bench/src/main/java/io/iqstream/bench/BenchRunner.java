@@ -1,5 +1,6 @@
 package io.iqstream.bench;
 
+import io.iqstream.bench.driver.DurableStreamsDriver;
 import io.iqstream.bench.driver.NchanDriver;
 import io.iqstream.bench.load.Driver;
 import io.iqstream.bench.load.LoadGenerator;
@@ -8,6 +9,8 @@ import io.iqstream.bench.load.Transport;
 import io.iqstream.bench.report.ReportWriter;
 import io.iqstream.bench.report.ResultRow;
 import io.iqstream.bench.server.CentrifugoServer;
+import io.iqstream.bench.server.DurableNodeServer;
+import io.iqstream.bench.server.ElectricServer;
 import io.iqstream.bench.server.HaproxyServer;
 import io.iqstream.bench.server.IqStreamServer;
 import io.iqstream.bench.server.IqStreamSetup;
@@ -216,6 +219,38 @@ public final class BenchRunner {
         break;
       }
     }
+    if (options.idleSubscribers() > 0 && BenchOptions.DURABLE_SERVERS.contains(name)) {
+      measureIdleSubscribers(setups.get(0), label, cpus, placement, dir, meta, servers, rows);
+    }
+  }
+
+  /**
+   * {@link IdleSubscribers} on a fresh start of {@code server}, into results.json's {@code idle_subscribers} (by
+   * row name) and the report; a failure is logged and recorded there, the rows stand.
+   */
+  @SuppressWarnings("unchecked")
+  private void measureIdleSubscribers(ServerUnderTest server, String label, int cpus, Placement placement,
+      Path dir, Map<String, Object> meta, Map<String, String> servers, List<ResultRow> rows) throws IOException {
+    Map<String, Object> idle = (Map<String, Object>) meta.computeIfAbsent("idle_subscribers",
+        key -> new LinkedHashMap<String, Object>());
+    try {
+      Driver driver = server.start(placement, cpus, null);
+      IdleSubscribers result = IdleSubscribers.measure(server, (DurableStreamsDriver) driver,
+          options.idleSubscribers());
+      log("%s: %d idle subscribers: %.2f KiB each (RSS %d -> %d KiB, live heap %d -> %d KiB, %d refused)", label,
+          result.subscribers(), result.kibPerSubscriber(), result.rssKibBefore(), result.rssKibAfter(),
+          result.heapKibBefore(), result.heapKibAfter(), result.refused());
+      idle.put(label, result);
+    } catch (Exception e) {
+      log("%s: idle subscribers not measured: %s", label, e);
+      idle.put(label, Map.of("error", String.valueOf(e.getMessage())));
+    } finally {
+      Path logs = dir.resolve("logs");
+      Files.createDirectories(logs);
+      Files.writeString(logs.resolve(label + "-idle.log"), server.output());
+      server.close();
+    }
+    ReportWriter.write(dir, meta, servers, rows);
   }
 
   private static String setupName(ServerUnderTest server) {
@@ -292,6 +327,12 @@ public final class BenchRunner {
       case "mercure" -> new MercureServer(repo.resolve("bench/peers"), false);
       case "mercure-history" -> new MercureServer(repo.resolve("bench/peers"), true);
       case "centrifugo" -> new CentrifugoServer(repo.resolve("bench/peers"));
+      // the Durable Streams servers, one driver for all (docs/BENCHMARK.md, "Durable Streams")
+      case "iqstream-durable" -> IqStreamServer.durableStreams(IqStreamServer.defaultJar(repo), iqSetup,
+          iqstreamJvmFlags(iqSetup));
+      case "electric-memory" -> new ElectricServer(repo.resolve("bench/peers"), true);
+      case "electric-wal" -> new ElectricServer(repo.resolve("bench/peers"), false);
+      case "durable-node" -> new DurableNodeServer(repo.resolve("bench/peers"));
       default -> throw new IllegalArgumentException(name);
     };
   }

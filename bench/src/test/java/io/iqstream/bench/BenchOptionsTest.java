@@ -25,6 +25,18 @@ class BenchOptionsTest {
   }
 
   @Test
+  void durableStreamsServersAndIdleSubscribers() {
+    BenchOptions o = parse("--servers", "iqstream-durable,electric-memory,electric-wal,durable-node",
+        "--idle-subscribers", "2000");
+    assertEquals(BenchOptions.DURABLE_SERVERS, o.servers());
+    assertEquals(2000, o.idleSubscribers());
+    assertEquals(0, parse().idleSubscribers(), "not measured unless asked for");
+    assertTrue(!parse().servers().contains("electric-memory"), "not in the default list: a group of their own");
+    assertThrows(IllegalArgumentException.class, () -> parse("--idle-subscribers", "-1"));
+    assertThrows(IllegalArgumentException.class, () -> parse("--servers", "electric"));
+  }
+
+  @Test
   void parsesTheLaunchersFlags() {
     BenchOptions o = parse("--quick", "--servers", "iqstream,nchan,floor", "--levels=100,300",
         "--window", "30s", "--warmup", "1500ms", "--no-pin");

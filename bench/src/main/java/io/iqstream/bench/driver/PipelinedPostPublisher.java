@@ -24,6 +24,8 @@ import java.util.function.IntPredicate;
  * event one POST on the run's keep-alive connection, pipelined when several are due in one loop turn.
  * Done when every request has been answered with an accepted status; a response whose body names an
  * error ({@code "error"}: Centrifugo answers API errors with 200 and an error object) counts as failed.
+ * A protocol whose stream must exist before it is written to (Durable Streams' PUT) sends an opening
+ * request first: the events wait for its accepted answer, and a refusal ends the publisher as failed.
  * Confined to the run's event loop.
  */
 final class PipelinedPostPublisher extends Publisher {
@@ -32,12 +34,20 @@ final class PipelinedPostPublisher extends Publisher {
     void write(ByteBuf out, int index);
   }
 
+  /** The request that opens the connection (creates the stream), answered before any event is written. */
+  interface Opening {
+    void write(ByteBuf out);
+  }
+
   /** What a response body naming an error holds. */
   private static final ByteBuf ERROR = Unpooled.unreleasableBuffer(
       Unpooled.copiedBuffer("\"error\"", StandardCharsets.US_ASCII)).asReadOnly();
 
   private final Request request;
   private final IntPredicate accepted;
+  private final Opening opening;
+  private final Runnable opened;
+  private boolean openingPending;
   private int sent;
   private int answered;
   private boolean failed;
@@ -46,13 +56,24 @@ final class PipelinedPostPublisher extends Publisher {
   private final ChannelInboundHandlerAdapter handler = new ChannelInboundHandlerAdapter() {
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
-      run.publisherReady();
+      if (opening == null) {
+        run.publisherReady();
+      } else {
+        openingPending = true;
+        ByteBuf buf = ctx.alloc().directBuffer(512);
+        opening.write(buf);
+        ctx.writeAndFlush(buf, ctx.voidPromise());
+      }
       ctx.fireChannelActive();
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
       try {
+        if (openingPending) {
+          openingAnswer(ctx, msg);
+          return;
+        }
         if (msg instanceof HttpResponse r && !accepted.test(r.status().code())) {
           failed = true;
         }
@@ -81,10 +102,28 @@ final class PipelinedPostPublisher extends Publisher {
     }
   };
 
-  private PipelinedPostPublisher(Run run, Request request, IntPredicate accepted) {
+  private PipelinedPostPublisher(Run run, Opening opening, Runnable opened, Request request,
+      IntPredicate accepted) {
     super(run);
+    this.opening = opening;
+    this.opened = opened;
     this.request = request;
     this.accepted = accepted;
+  }
+
+  private void openingAnswer(ChannelHandlerContext ctx, Object msg) {
+    if (msg instanceof HttpResponse r && !accepted.test(r.status().code())) {
+      failed = true;
+    }
+    if (msg instanceof LastHttpContent) {
+      openingPending = false;
+      if (failed) {
+        ctx.close();
+        return;
+      }
+      opened.run();
+      run.publisherReady();
+    }
   }
 
   /**
@@ -98,7 +137,16 @@ final class PipelinedPostPublisher extends Publisher {
   /** As {@link #open(Shard, Run, SocketAddress, Request)}, with the statuses {@code accepted}. */
   static PipelinedPostPublisher open(Shard shard, Run run, SocketAddress server, Request request,
       IntPredicate accepted) {
-    PipelinedPostPublisher p = new PipelinedPostPublisher(run, request, accepted);
+    return open(shard, run, server, null, null, request, accepted);
+  }
+
+  /**
+   * As {@link #open(Shard, Run, SocketAddress, Request, IntPredicate)}, {@code opening} sent first: once it is
+   * answered with an accepted status, {@code opened} runs and the events follow.
+   */
+  static PipelinedPostPublisher open(Shard shard, Run run, SocketAddress server, Opening opening,
+      Runnable opened, Request request, IntPredicate accepted) {
+    PipelinedPostPublisher p = new PipelinedPostPublisher(run, opening, opened, request, accepted);
     shard.connect(server, ch -> p.channel = ch, () -> run.publisherClosed(false),
         new HttpResponseDecoder(), p.handler);
     return p;

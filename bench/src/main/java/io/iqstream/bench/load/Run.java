@@ -38,6 +38,9 @@ public final class Run {
   private Channel subscriber;
   private boolean subscriberDone;
   private boolean dropped;
+  /** Inside a batch of events that share one resume id ({@link #batchStart}): a drop waits for its end. */
+  private boolean inBatch;
+  private boolean dropAtBatchEnd;
   private String lastEventId;
   private long retryMs = DEFAULT_RETRY_MS;
   private long reconnectRequestNs;
@@ -188,10 +191,38 @@ public final class Run {
       channel.close();
       maybeComplete();
     } else if (dropAtIndex >= 0 && !dropped && index >= dropAtIndex) {
-      dropped = true;
-      channel.close();
-      shard.stats().reconnects++;
-      scheduleReconnect();
+      if (inBatch) {
+        dropAtBatchEnd = true;
+      } else {
+        drop(channel);
+      }
+    }
+  }
+
+  private void drop(Channel channel) {
+    dropped = true;
+    channel.close();
+    shard.stats().reconnects++;
+    scheduleReconnect();
+  }
+
+  /**
+   * The events up to {@link #batchEnd} arrive as one batch whose resume id is known only as a whole (Durable
+   * Streams: a data frame's messages, then the control frame's offset, which each of them is handed with): a
+   * browser takes the whole batch, so one that is to drop inside it drops at its end, and resumes after it.
+   */
+  public void batchStart() {
+    inBatch = true;
+  }
+
+  /** The end of the batch begun by {@link #batchStart}: the browser drops now if it was to inside the batch. */
+  public void batchEnd(Channel channel) {
+    inBatch = false;
+    if (dropAtBatchEnd) {
+      dropAtBatchEnd = false;
+      if (channel == subscriber && !subscriberDone && !dropped) {
+        drop(channel);
+      }
     }
   }
 

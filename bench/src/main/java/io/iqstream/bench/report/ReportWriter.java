@@ -63,6 +63,19 @@ public final class ReportWriter {
     JSON.writeValue(dir.resolve("passes.json").toFile(), Map.of("passes", passes));
   }
 
+  /** One idle-subscriber measurement's cells (a record of the runner's, or {@code {error}}), read through Jackson. */
+  private static String idleRow(Object measurement) {
+    Map<?, ?> m = JSON.convertValue(measurement, Map.class);
+    if (m.containsKey("error")) {
+      return "failed: " + String.valueOf(m.get("error")).replace('|', '/') + " | | |";
+    }
+    Object heapBefore = m.get("heap_kib_before");
+    return m.get("subscribers") + (((Number) m.get("refused")).intValue() > 0 ? " (" + m.get("refused")
+        + " refused)" : "") + " | " + m.get("kib_per_subscriber") + " | " + m.get("rss_kib_before") + " → "
+        + m.get("rss_kib_after") + " | " + (((Number) heapBefore).longValue() < 0 ? "–"
+            : heapBefore + " → " + m.get("heap_kib_after"));
+  }
+
   static String markdown(Map<String, Object> meta, Map<String, String> servers,
       List<ResultRow> rows) {
     StringBuilder s = new StringBuilder();
@@ -101,6 +114,11 @@ public final class ReportWriter {
           lostAndLate(r), resume(r), r.duplicates(), memory(r),
           String.format(Locale.ROOT, "%.0f%% CPU, lag p99 %.1f ms%s", 100 * r.loadgenCpuUtil(),
               r.sendLagP99Ms(), r.loadgenLimited() ? " **LIMITED**" : "")));
+    }
+    if (meta.get("idle_subscribers") instanceof Map<?, ?> idle && !idle.isEmpty()) {
+      s.append("\n## Idle subscribers\n\n| server | idle subscribers | KiB per idle subscriber | RSS before → after"
+          + " KiB | live heap before → after KiB |\n|---|---:|---:|---:|---:|\n");
+      idle.forEach((server, v) -> s.append("| ").append(server).append(" | ").append(idleRow(v)).append(" |\n"));
     }
     s.append("\nevents delivered: events received by subscribers ÷ events produced, runs whose"
         + " schedule ended inside the window (plus drain). CPU µs/event: the server's CPU time (all"

@@ -1,5 +1,6 @@
 package io.iqstream.bench.server;
 
+import io.iqstream.bench.driver.DurableStreamsDriver;
 import io.iqstream.bench.driver.IqStreamDriver;
 import io.iqstream.bench.load.Driver;
 import io.iqstream.bench.load.LoadGenerator;
@@ -20,7 +21,8 @@ import java.util.regex.Pattern;
 
 /**
  * IQ-Stream from its shaded jar ({@code IQSTREAM_JAR}, default {@code server/target/iqstream-server.jar}),
- * on 127.0.0.1, with JWT authorization on and one worker per CPU it is given.
+ * on 127.0.0.1, with JWT authorization on and one worker per CPU it is given. Driven in its own run API, or
+ * ({@link #durableStreams}) at its Durable Streams endpoint {@code /v1/stream/}, as the protocol's other servers.
  */
 public final class IqStreamServer extends ProcessServer {
   private static final Pattern LISTENING =
@@ -29,6 +31,7 @@ public final class IqStreamServer extends ProcessServer {
   private Path jar;
   private final IqStreamSetup setup;
   private final List<String> jvmFlags;
+  private final boolean durableStreams;
   private int workers;
   private String transportInUse;
   private JvmHeap heap;
@@ -36,9 +39,22 @@ public final class IqStreamServer extends ProcessServer {
 
   /** IQ-Stream in {@code setup}, started with {@code jvmFlags} (the setup's, built by the runner). */
   public IqStreamServer(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
+    this(jar, setup, jvmFlags, false);
+  }
+
+  private IqStreamServer(Path jar, IqStreamSetup setup, List<String> jvmFlags, boolean durableStreams) {
     this.jar = jar;
     this.setup = setup;
     this.jvmFlags = List.copyOf(jvmFlags);
+    this.durableStreams = durableStreams;
+  }
+
+  /**
+   * IQ-Stream driven at its Durable Streams endpoint ({@link DurableStreamsDriver}, a JWT per run as for its own
+   * API), row {@code iqstream-durable}: the same server, the protocol the Durable Streams peers speak.
+   */
+  public static IqStreamServer durableStreams(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
+    return new IqStreamServer(jar, setup, jvmFlags, true);
   }
 
   public IqStreamSetup setup() {
@@ -59,7 +75,7 @@ public final class IqStreamServer extends ProcessServer {
 
   @Override
   public String name() {
-    return setup.rowName();
+    return durableStreams ? setup.rowName().replaceFirst("^iqstream", "iqstream-durable") : setup.rowName();
   }
 
   /** Checks the jar and takes a private copy, so a rebuild during the bench cannot change it. */
@@ -95,7 +111,8 @@ public final class IqStreamServer extends ProcessServer {
     }
     transportInUse = m.group(2);
     port = Integer.parseInt(m.group(1));
-    return new IqStreamDriver("127.0.0.1", port, jwtSecret);
+    return durableStreams ? new DurableStreamsDriver("127.0.0.1", port, jwtSecret)
+        : new IqStreamDriver("127.0.0.1", port, jwtSecret);
   }
 
   /** Live heap after a full collection, from the JVM's own counters (JMX, attached once per start). */
@@ -158,7 +175,10 @@ public final class IqStreamServer extends ProcessServer {
   public String description() {
     String variant = setup.describe();
     return "IQ-Stream (server jar), " + workers + " worker(s), JWT HS256 auth, "
-        + "chunked NDJSON publish, SSE subscribe" + (variant.isEmpty() ? "" : "; " + variant)
+        + (durableStreams ? "its Durable Streams endpoint /v1/stream/: a JSON stream per run, a POST per event"
+            + " (keep-alive, pipelined), the last with Stream-Closed; live SSE reads resumed from the last control"
+            + " event's offset; a JWT per browser naming its run's stream"
+            : "chunked NDJSON publish, SSE subscribe") + (variant.isEmpty() ? "" : "; " + variant)
         + (transportInUse == null ? "" : "; ran on " + transportInUse) + "; JVM flags: "
         + String.join(" ", jvmFlags);
   }

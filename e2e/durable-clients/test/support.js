@@ -1,0 +1,126 @@
+// Where the Durable Streams clients under test point: IQ-Stream (the suite's form: two nodes of a cluster with
+// --peers / --advertise / --cluster-secret and JWT auth on /v1/stream/) or, with DURABLE_CLIENTS_SERVER=reference,
+// the protocol's Node reference server (@durable-streams/server, no auth, one process standing in for both
+// "nodes"), against which these tests were written first. Each test file starts its own target.
+import { spawn } from "node:child_process";
+import { createHmac, randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const JAR = process.env.IQSTREAM_JAR || path.resolve(here, "..", "..", "..", "server", "target", "iqstream-server.jar");
+export const SERVER = process.env.DURABLE_CLIENTS_SERVER || "iqstream";
+
+/** Waits until `cond()` is truthy (it may be async), polling every 50 ms; throws with `what` after `timeoutMs`. */
+export async function waitFor(cond, what, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await cond();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const b64url = (v) => Buffer.from(JSON.stringify(v)).toString("base64url");
+
+/** An HS256 JWT with IQ-Stream's rights claim: {publish, subscribe} patterns over stream paths. */
+function mint(secret, rights, ttlSeconds = 600) {
+  const now = Math.floor(Date.now() / 1000);
+  const head = `${b64url({ alg: "HS256", typ: "JWT" })}.${b64url({ sub: "durable-clients", iat: now, exp: now + ttlSeconds, iqstream: rights })}`;
+  return `${head}.${createHmac("sha256", Buffer.from(secret, "utf8")).update(head).digest("base64url")}`;
+}
+
+function javaCommand() {
+  if (process.env.IQSTREAM_JAVA) return process.env.IQSTREAM_JAVA;
+  if (process.env.JAVA_HOME) return path.join(process.env.JAVA_HOME, "bin", "java");
+  return "java";
+}
+
+async function startIqStreamCluster(nodes) {
+  if (!existsSync(JAR)) throw new Error(`server jar not found: ${JAR} (build it: ./iqstream build, or set IQSTREAM_JAR)`);
+  const secret = randomBytes(32).toString("hex");
+  const clusterSecret = randomBytes(32).toString("hex");
+  const ports = await Promise.all(Array.from({ length: nodes }, freePort));
+  const peers = ports.map((p) => `127.0.0.1:${p}`).join(",");
+  const children = ports.map((port) => {
+    const child = spawn(javaCommand(), ["-Xmx192m", "-jar", JAR, "serve", "--host", "127.0.0.1", "--port", String(port),
+      "--workers", "1", "--jwt-secret", secret, "--peers", peers, "--advertise", `127.0.0.1:${port}`,
+      "--cluster-secret", clusterSecret], { stdio: ["ignore", "pipe", "pipe"] });
+    child.output = "";
+    child.stdout.on("data", (d) => { child.output += d; });
+    child.stderr.on("data", (d) => { child.output += d; });
+    return child;
+  });
+  const urls = ports.map((p) => `http://127.0.0.1:${p}`);
+  const ready = async (url) => {
+    try { return (await fetch(`${url}/readyz`)).status === 200; } catch { return false; }
+  };
+  try {
+    await waitFor(async () => {
+      const dead = children.find((c) => c.exitCode !== null);
+      if (dead) throw new Error(`an IQ-Stream node exited (${dead.exitCode}):\n${dead.output}`);
+      return (await Promise.all(urls.map(ready))).every(Boolean);
+    }, "both IQ-Stream nodes ready (cluster membership settled)", 60_000);
+  } catch (err) {
+    children.forEach((c) => c.kill("SIGKILL"));
+    throw err;
+  }
+  return {
+    kind: "iqstream",
+    auth: true,
+    nodes: urls,
+    token: (rights) => mint(secret, rights),
+    output: () => children.map((c, i) => `--- node ${i} ---\n${c.output}`).join("\n"),
+    async stop() {
+      await Promise.all(children.map((c) => new Promise((resolve) => {
+        if (c.exitCode !== null || c.signalCode !== null) return resolve();
+        c.once("exit", resolve);
+        c.kill("SIGTERM");
+        setTimeout(() => c.kill("SIGKILL"), 10_000).unref();
+      })));
+    },
+  };
+}
+
+async function startReference() {
+  const { DurableStreamTestServer } = await import("@durable-streams/server");
+  const server = new DurableStreamTestServer({ port: 0, host: "127.0.0.1", longPollTimeout: 500 });
+  const url = (await server.start()).replace(/\/$/, "");
+  return {
+    kind: "reference",
+    auth: false,
+    nodes: [url, url],
+    token: () => "unused-by-the-reference-server",
+    output: () => "",
+    stop: () => server.stop(),
+  };
+}
+
+/**
+ * Starts the target: { kind, auth (whether tokens are checked), nodes: [base URL, base URL], token(rights),
+ * streamUrl(node, path), output(), stop() }.
+ */
+export async function startTarget() {
+  const target = SERVER === "reference" ? await startReference() : await startIqStreamCluster(2);
+  target.streamUrl = (node, streamPath) => `${target.nodes[node]}/v1/stream/${streamPath}`;
+  return target;
+}
+
+/** A stream path no other test uses. */
+export function uniquePath(prefix) {
+  return `${prefix}/${Date.now().toString(36)}-${randomBytes(4).toString("hex")}`;
+}
