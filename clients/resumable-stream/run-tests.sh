@@ -31,7 +31,8 @@ redis_server=${REDIS_SERVER:-/usr/bin/redis-server}
 if [ ! -x "$redis_server" ] && [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "redis-server not found: installing Debian's redis-server with apt-get"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends redis-server \
-    || { DEBIAN_FRONTEND=noninteractive apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends redis-server; }
+    || { DEBIAN_FRONTEND=noninteractive apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends redis-server; } \
+    || echo "could not install redis-server (its half is skipped below)" >&2
 fi
 skipped=()
 if [ ! -x "$redis_server" ]; then

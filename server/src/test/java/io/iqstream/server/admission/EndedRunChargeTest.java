@@ -176,15 +176,8 @@ class EndedRunChargeTest {
      * use stop moving, so both readings of a comparison see the pool, and the cache records on the heap, at rest.
      */
     private static void settle(SmallJvmServer server) throws InterruptedException {
-        long last = metric(server, "iqstream_direct_memory_active_bytes");
-        for (long deadline = System.nanoTime() + 30_000_000_000L; System.nanoTime() < deadline; ) {
-            Thread.sleep(1_500);
-            long now = metric(server, "iqstream_direct_memory_active_bytes");
-            if (Math.abs(now - last) < 16 * 1024) {
-                return;
-            }
-            last = now;
-        }
+        Conditions.steady("the pool's pages in use", 30_000, 1_500, 1, 16 * 1024,
+                () -> metric(server, "iqstream_direct_memory_active_bytes"));
     }
 
     private static long metric(SmallJvmServer server, String name) {

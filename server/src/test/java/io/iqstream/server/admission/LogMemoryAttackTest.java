@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.testing.ChunkedPublisher;
+import io.iqstream.server.testing.Conditions;
 import io.iqstream.server.testing.Http;
 import io.iqstream.server.testing.SseClient;
 import io.iqstream.server.testing.Tokens;
@@ -41,24 +42,10 @@ class LogMemoryAttackTest {
     /** The counted size of one unpacked copy of a 1 MB event's segment (its frame and the copy's overhead). */
     private static final long ONE_COPY_BYTES = 1_000_000 + 1_024;
 
-    /**
-     * The budget's count once it stops moving (three readings 200 ms apart within 4 KiB): the copies a new
-     * subscriber makes are taken as its socket accepts what it is sent.
-     */
-    private static long steadyUsedBytes(SmallJvmServer server) throws Exception {
-        long last = -1;
-        int steady = 0;
-        long deadline = System.nanoTime() + 20_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            long now = SmallJvmServer.metric(Http.get(server.base() + "/metrics").body(), "iqstream_memory_used_bytes");
-            steady = Math.abs(now - last) < 4096 ? steady + 1 : 0;
-            if (steady >= 2) {
-                return now;
-            }
-            last = now;
-            Thread.sleep(200);
-        }
-        throw new AssertionError("the budget's count did not settle: " + last);
+    /** The budget's count once it stops moving: the copies a subscriber makes as its socket takes what it is sent. */
+    private static long steadyUsedBytes(SmallJvmServer server) throws InterruptedException {
+        return Conditions.steady("the budget's count", 20_000, 200, 2, 4096,
+                () -> RunInFlightFootprintTest.metric(server, "iqstream_memory_used_bytes"));
     }
 
     /** The direct memory a JVM started with {@code plan}'s flags has: the flag is in whole MiB. */

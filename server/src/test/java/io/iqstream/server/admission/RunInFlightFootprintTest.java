@@ -135,16 +135,8 @@ class RunInFlightFootprintTest {
                     () -> metric(server, "iqstream_connections_open") <= rest.connections);
             // the workers trim their pool caches every second (RunRegistry.CACHE_TRIM_INTERVAL_MS): what the ends
             // freed goes back to the pool; read the pool once it has
-            long lastActive = metric(server, "iqstream_direct_memory_active_bytes");
-            for (long deadline = System.nanoTime() + 30_000_000_000L; System.nanoTime() < deadline; ) {
-                Thread.sleep(1_500);
-                long now = metric(server, "iqstream_direct_memory_active_bytes");
-                boolean steady = Math.abs(now - lastActive) < 64 * 1024;
-                lastActive = now;
-                if (steady) {
-                    break;
-                }
-            }
+            Conditions.steady("the pool's pages in use", 30_000, 1_500, 1, 64 * 1024,
+                    () -> metric(server, "iqstream_direct_memory_active_bytes"));
             Snapshot ended = Snapshot.take(server, heap);
 
             Growth pub = published.minus(rest);
