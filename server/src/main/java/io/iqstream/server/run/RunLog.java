@@ -49,14 +49,14 @@ public final class RunLog {
     /** Events per full index page (4 bytes each: 8 KiB). */
     public static final int INDEX_PAGE_EVENTS = 2048;
     /**
-     * Heap charged per segment: its pooled buffer object and the pool's handle for it, and its slots in four growing
-     * arrays. Measured: 400 ended WORKLOAD.md runs (nine segments each) hold 3,227 B of heap each, against 2,632 B
-     * when this was 160 and 3,352 B now ({@code EndedRunChargeTest}, which fails unless the two agree within 10 %).
+     * Heap charged per segment: its pooled buffer object and its slots in four growing arrays. Measured: 400 ended
+     * WORKLOAD.md runs (nine segments each), taken beyond a first 400, hold 2,380–2,430 B of heap each against the
+     * 2,488 B charged ({@code EndedRunChargeTest}, which fails unless the two agree within 10 %).
      */
-    public static final long SEGMENT_OVERHEAD_BYTES = 240;
+    public static final long SEGMENT_OVERHEAD_BYTES = 144;
     /**
      * Heap charged once per run: the run, this log, their small arrays, the registry entry and the id. A bound:
-     * measured, an ended one-segment run holds 1,013 B of heap against the 1,264 B these two charge
+     * measured, an ended one-segment run holds 1,014 B of heap against the 1,168 B these two charge
      * ({@code MemoryFootprintTest}, which fails when a run holds more; docs/OPERATIONS.md has the command).
      */
     public static final long RUN_OVERHEAD_BYTES = 1024;
