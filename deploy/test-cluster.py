@@ -656,26 +656,32 @@ def sticky_pair(cl: Cluster, work: str, rep: Report, balancers: list):
                    if "cluster view:" in line or (line.startswith("Server iqstream/") and " is " in line))
 
     name = "stick table pair (publish via lb1, read via lb2, resume via lb1)"
-    before, changes = cl.forwarded(nodes), view_changes()
-    pubs, subs = run_load(lb1, "pair", runs=12, deltas=40, gap_s=0.03, sub_via=(lb2, lb1))
-    relayed, changes = cl.forwarded(nodes) - before, view_changes() - changes
-    summarize(name, pubs, subs, rep)
-    requests = sum(p.requests for p in pubs) + sum(s.connects for s in subs)
-    rep.check(name, all(lb1 in s.resumes_via for s in subs),
-              f"subscribers not resumed through lb1: {[s.run_id for s in subs if lb1 not in s.resumes_via]}")
-    tables = [stick_entries(sk) for sk in socks]
-    ids = sorted(p.run_id for p in pubs)
-    mine = [{r: t.get(r) for r in ids} for t in tables]
-    rep.check(name, mine[0] == mine[1], f"lb1 and lb2 disagree: {mine[0]} vs {mine[1]}")
-    not_held = [r for r in ids if not (mine[0][r] and cl.holds(mine[0][r] - 1, r))]
     # With a stable membership the balancers place each run where its nodes do: no relay at all. A node or a
     # balancer that saw a member DOWN while a run started (a stalled JVM on a loaded machine) places it
-    # differently, and each request of that run is relayed once: correct, but not what this checks.
+    # differently, and each request of that run is relayed once: correct, but not what this checks. So a wave
+    # during which a membership change was logged is run again (up to three waves); with none stable, it fails.
+    for wave in range(1, 4):
+        before, changes = cl.forwarded(nodes), view_changes()
+        pubs, subs = run_load(lb1, f"pair{wave}", runs=12, deltas=40, gap_s=0.03, sub_via=(lb2, lb1))
+        relayed, changes = cl.forwarded(nodes) - before, view_changes() - changes
+        summarize(name, pubs, subs, rep)
+        requests = sum(p.requests for p in pubs) + sum(s.connects for s in subs)
+        rep.check(name, all(lb1 in s.resumes_via for s in subs),
+                  f"subscribers not resumed through lb1: {[s.run_id for s in subs if lb1 not in s.resumes_via]}")
+        tables = [stick_entries(sk) for sk in socks]
+        ids = sorted(p.run_id for p in pubs)
+        mine = [{r: t.get(r) for r in ids} for t in tables]
+        rep.check(name, mine[0] == mine[1], f"lb1 and lb2 disagree: {mine[0]} vs {mine[1]}")
+        not_held = [r for r in ids if not (mine[0][r] and cl.holds(mine[0][r] - 1, r))]
+        if changes == 0:
+            break
+        print(f"  wave {wave}: {changes} membership changes logged meanwhile: relays and table entries not"
+              f" comparable, running the wave again", flush=True)
+    rep.check(name, changes == 0, f"{changes} membership changes logged in each of three waves: relays and table"
+              " entries vs holders could not be checked")
     if changes == 0:
         rep.check(name, relayed == 0, f"{relayed} of {requests} requests relayed by a node")
         rep.check(name, not not_held, f"table entries that do not name the run's node: {not_held}")
-    else:
-        print(f"  NOT CHECKED: relays and table entries vs holders ({changes} membership changes logged)", flush=True)
     print(f"  membership changes logged meanwhile: {changes}; "
           f"requests relayed by a node: {relayed} of {requests}; show table: lb1 {len(tables[0])} entries, "
           f"lb2 {len(tables[1])}, the {len(ids)} runs' entries identical: {mine[0] == mine[1]}, each naming the "

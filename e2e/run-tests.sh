@@ -4,12 +4,17 @@
 #   IQSTREAM_JAR   server jar (default: ../server/target/iqstream-server.jar; build it first with
 #                  `mvn -B -q -pl server package -DskipTests` from the repository root)
 #   JAVA_HOME      a JDK >= 21 (else `java` on the PATH)
-#   CHROMIUM_PATH  the browser (default /usr/bin/chromium)
+#   CHROMIUM_PATH  the browser (default: found as every browser suite finds it, scripts/find-chromium.sh)
 # Screenshots land in e2e/artifacts/. Exits non-zero when a test fails.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-../scripts/install-chromium.sh
+source ../scripts/find-chromium.sh
+iqstream_find_chromium
+if [ -z "$CHROMIUM_PATH" ]; then
+  echo "e2e: SKIP: no Chromium found and none could be installed (scripts/install-chromium.sh needs root or sudo)"
+  exit 77
+fi
 
 jar="${IQSTREAM_JAR:-$(pwd)/../server/target/iqstream-server.jar}"
 if [ ! -f "$jar" ]; then

@@ -3,8 +3,8 @@
 # and runs the runner's tests against a real IQ-Stream server and CopilotKit's real runtime.
 #   IQSTREAM_JAR   server jar (default: <repo>/server/target/iqstream-server.jar)
 #   IQSTREAM_JAVA  java >= 21 to run it (default: the first 21+ of $JAVA_HOME/bin/java, java, /usr/lib/jvm/*)
-#   CHROMIUM_PATH  the browser for test/browser (default /usr/bin/chromium, installed when absent; exit 77 =
-#                  skipped when it cannot be)
+#   CHROMIUM_PATH  the browser for test/browser (default: scripts/find-chromium.sh, installed when absent;
+#                  exit 77 = skipped when it cannot be)
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -22,17 +22,15 @@ status=0
 node --preserve-symlinks --test --test-concurrency=1 test/*.test.js || status=$?
 
 # The reload test in headless Chromium with CopilotKit's React chat (its own locked dependencies:
-# @copilotkit/react-core, react, esbuild, playwright-core). Needs Debian's chromium or CHROMIUM_PATH: when it is
-# missing, scripts/install-chromium.sh installs it (idempotent; needs root or sudo), on a laptop as under CI. When
-# it cannot, the test is skipped, saying so, and this script exits 77 once the rest passed: scripts/test-all.sh
+# @copilotkit/react-core, react, esbuild, playwright-core). Chromium is found, or installed, as every browser suite
+# does (scripts/find-chromium.sh: CHROMIUM_PATH, the PATH, /usr/bin/chromium, else scripts/install-chromium.sh). When
+# there is none, the test is skipped, saying so, and this script exits 77 once the rest passed: scripts/test-all.sh
 # reports the suite as skipped (a failure under CI=true unless IQSTREAM_TEST_SKIPPABLE names copilotkit).
-chromium_path=${CHROMIUM_PATH:-/usr/bin/chromium}
+source ../../scripts/find-chromium.sh
+iqstream_find_chromium
 browser_skipped=""
-if [ ! -x "$chromium_path" ] && [ -z "${CHROMIUM_PATH:-}" ]; then
-  ../../scripts/install-chromium.sh || true
-fi
-if [ ! -x "$chromium_path" ]; then
-  echo "SKIPPED test/browser (reload in headless Chromium): no Chromium at $chromium_path and none could be installed" >&2
+if [ -z "$CHROMIUM_PATH" ]; then
+  echo "SKIPPED test/browser (reload in headless Chromium): no Chromium found and none could be installed" >&2
   browser_skipped=yes
 else
   (cd test/browser && npm ci --no-audit --no-fund --loglevel=error)

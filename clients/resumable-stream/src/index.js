@@ -6,6 +6,14 @@
 import { EventSourceParserStream } from "eventsource-parser/stream";
 
 const RUN_ID = /^[A-Za-z0-9._~:-]{1,128}$/;
+/**
+ * The frames this package replays byte for byte: one `data: ` line and the blank line that ends it, what the AI SDK's
+ * UI message stream writes. IQ-Stream keeps each frame's data and numbers it itself, so an `event:`, `id:` or
+ * `retry:` field, several `data:` lines or CR line ends would come back changed: such a frame is refused (the
+ * stream errors, naming it) instead of being replayed different from what was written. A frame of comments only
+ * (keep-alive pings) is let through and not replayed (docs/AI-SDK.md says so).
+ */
+const EXACT_FRAME = /^(data: [^\r\n]*|:[^\r\n]*(\n:[^\r\n]*)*)$/;
 const DONE_VALUE = "DONE";
 /** How often a broken read is resumed (Last-Event-ID) before the stream errors. */
 const READ_RETRIES = 5;
@@ -65,6 +73,7 @@ export function createResumableStreamContext(options = {}) {
     const source = makeStream().getReader();
     let stopped = false;
     let settled = false;
+    let pending = ""; // the producer's text after its last complete frame (a frame may span several strings)
 
     const post = fetchImpl(target, {
       method: "POST",
@@ -95,9 +104,11 @@ export function createResumableStreamContext(options = {}) {
         for (;;) {
           const { done, value } = await source.read();
           if (done) break;
+          pending = checkFrames(pending + value);
           try { local.enqueue(value); } catch { /* the producer's own reader left: the stream goes on */ }
           try { body.enqueue(encoder.encode(value)); } catch { /* the POST ended early (refused or stopped) */ }
         }
+        if (pending) checkFrames(`${pending}\n\n`, "the stream ended inside a frame");
         closeQuietly(local);
         closeQuietly(body);
       } catch (e) {
@@ -211,6 +222,25 @@ export function createResumableStreamContext(options = {}) {
       throw new Error(`DELETE ${runUrl(streamId)}: ${res.status} ${text}`);
     },
   };
+}
+
+/**
+ * Checks every complete frame of `text` against {@link EXACT_FRAME}; returns what follows the last one. Throws a
+ * TypeError naming the first frame this package could not replay exactly.
+ */
+function checkFrames(text, why) {
+  let start = 0;
+  for (let end = text.indexOf("\n\n"); end >= 0; end = text.indexOf("\n\n", start)) {
+    const frame = text.slice(start, end);
+    if (!EXACT_FRAME.test(frame)) {
+      const shown = frame.length > 80 ? `${frame.slice(0, 80)}...` : frame;
+      throw new TypeError(`@iqstream/resumable-stream: ${why ? `${why}: ` : ""}a frame it cannot replay exactly: `
+        + `${JSON.stringify(shown)}: only single-line "data: ..." frames (what the AI SDK writes) come back byte `
+        + "for byte; an event:, id: or retry: field, several data: lines or CR line ends would not");
+    }
+    start = end + 2;
+  }
+  return text.slice(start);
 }
 
 function trimSlash(s) {

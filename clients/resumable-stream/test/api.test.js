@@ -83,7 +83,10 @@ for (const backend of backends) {
       const hold = new Promise((r) => { release = r; });
       // the producer's strings cut frames at odd places, as a proxy or a tokenizer might
       const pieces = [TEXT.slice(0, 7), TEXT.slice(7, 50), TEXT.slice(50, 61), TEXT.slice(61, -3), TEXT.slice(-3)];
+      const called = performance.now();
       const own = await ctx.createNewResumableStream(streamId, source(pieces, { hold }));
+      // docs/AI-SDK.md quotes this: how long after the call the stream is held (resumable on any instance)
+      console.log(`createNewResumableStream resolved ${Math.round(performance.now() - called)} ms after the call (${backend})`);
       const producer = readAll(own);
       // once createNewResumableStream has resolved the stream is known (the docs save its id right then)
       assert.equal(await ctx.hasExistingStream(streamId), true);
@@ -121,6 +124,32 @@ for (const backend of backends) {
     });
 
     if (iq) {
+      test("a frame it could not replay byte for byte (event:, id:, two data: lines, CR, no space) is refused, naming it", async () => {
+        const ctx = create({ waitUntil: null, onError: () => {} });
+        // each frame, and what the error must name of it
+        const bad = [['event: note\ndata: {"type":"x"}\n\n', "event: note"], ['id: 7\ndata: {"type":"x"}\n\n', "id: 7"],
+          ['data: {"type":\ndata: "x"}\n\n', 'data: \\"x\\"'], [': ping\ndata: {"type":"x"}\n\n', ": ping"],
+          ['data: {"type":"x"}\r\n\r\n', "\\r\\n"], ['data:{"type":"x"}\n\n', "data:{"]];
+        for (const [frame, named] of bad) {
+          // split inside the frame too: the check sees frames, not the producer's strings
+          const pieces = [FRAMES[0], frame.slice(0, 3), frame.slice(3), FRAMES[4], FRAMES[5]];
+          const own = await ctx.createNewResumableStream(id(), source(pieces));
+          await assert.rejects(readAll(own), (e) => e instanceof TypeError && /cannot replay exactly/.test(e.message)
+            && e.message.includes(named), JSON.stringify(frame));
+        }
+        // single-line frames pass, cut anywhere; a frame of comments only (a keep-alive ping) passes and is not replayed
+        const streamId = id();
+        const withPing = `${FRAMES[0]}: ping\n\n${FRAMES.slice(1).join("")}`;
+        assert.equal(await readAll(await ctx.createNewResumableStream(streamId, source([withPing.slice(0, 9),
+          withPing.slice(9, 47), withPing.slice(47)]))), withPing, "the producer's own stream: as written");
+        const deadline = Date.now() + 5000;
+        while (await ctx.hasExistingStream(streamId) !== "DONE" && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        const replay = create({ waitUntil: null, replayFinished: true });
+        assert.equal(await readAll(await replay.resumeExistingStream(streamId)), TEXT, "the replay: every data frame, exactly");
+      });
+
       test("beyond the original: replayFinished replays a finished stream (resumable-stream #44)", async () => {
         const ctx = create({ waitUntil: null, replayFinished: true });
         const streamId = id();

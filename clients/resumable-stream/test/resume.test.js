@@ -13,6 +13,8 @@ import {
 const TOKENS = 40;
 const MOCK = { MOCK_TOKENS: String(TOKENS), MOCK_DELAY_MS: "50" };
 const REDIS_BIN = process.env.REDIS_SERVER ?? "/usr/bin/redis-server";
+/** The publisher lease the package sends when the app names none (src: publisherLeaseMs). */
+const DEFAULT_LEASE_MS = 2000;
 
 const backends = [{ name: "iqstream" }];
 if (existsSync(REDIS_BIN)) backends.push({ name: "redis" });
@@ -92,7 +94,7 @@ for (const backend of backends) {
         assert.equal(await transport(b).reconnectToStream({ chatId }), null);
       });
 
-      test(iq ? "the producing instance SIGKILLed mid-answer: the resume on B ends within 10 s with an error chunk"
+      test(iq ? "the producing instance SIGKILLed mid-answer: the resume on B ends within the lease (2 s) × 1.5 + 1 s with an error chunk"
         : "the producing instance SIGKILLed mid-answer: resumable-stream's resume fails (Timeout waiting for ack)",
       async () => {
         const victim = await startApp(env);
@@ -110,7 +112,11 @@ for (const backend of backends) {
             chunks.push(value);
           }
           const ms = Date.now() - t0;
-          assert.ok(ms < 10_000, `ended after ${ms} ms`);
+          // AI-SDK.md: readers get the error chunk within the lease (the package's default, 2 s); room for a loaded
+          // machine, but a lease applied four times late fails
+          const boundMs = DEFAULT_LEASE_MS * 1.5 + 1000;
+          console.log(`PUBLISHER_LOST reached the resume on B ${ms} ms after the SIGKILL (lease ${DEFAULT_LEASE_MS} ms, bound ${boundMs} ms)`);
+          assert.ok(ms <= boundMs, `ended ${ms} ms after the SIGKILL, past the ${DEFAULT_LEASE_MS} ms lease × 1.5 + 1 s`);
           assert.equal(chunks[0].type, "start");
           const end = chunks.at(-1);
           assert.equal(end.type, "error");

@@ -49,9 +49,10 @@ test("the TanStack run is one IQ-Stream run, tsa.<runId>, whose event ids are th
 
 test("between batches the keep-alive holds the run past its lease (the SIGKILL case is in instances.test.js)", async () => {
   const runId = newRun();
-  const d = open(runId, { leaseMs: 300 });
+  // a 1 s lease (a keep-alive every third of it): a 300 ms one left a loaded 2-CPU machine 100 ms of slack
+  const d = open(runId, { leaseMs: 1000 });
   await d.append([chunk(1)]);
-  await new Promise((r) => setTimeout(r, 1200)); // four leases with no batch: without keep-alive, PUBLISHER_LOST
+  await new Promise((r) => setTimeout(r, 3500)); // 3.5 leases with no batch: without keep-alive, PUBLISHER_LOST
   assert.equal((await status(d.iqRunId)).ended, false);
   assert.deepEqual(await d.append([chunk(2), finished]), [2, 3].map((id) => encodeOffset(d.iqRunId, id)));
   await d.close();

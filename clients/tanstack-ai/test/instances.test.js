@@ -128,12 +128,13 @@ test("the producer SIGKILLed mid-answer: readers on B end with RUN_ERROR PUBLISH
     assert.equal(last.code, "PUBLISHER_LOST");
     assert.equal(joinedChunks.filter((c) => c.type === "RUN_ERROR").length, 1);
     assert.ok(joinedChunks.length > 20, "it had the answer up to the kill");
-    // within the lease and a margin, not --run-idle-timeout (5 min): a dead producer does not hang its readers
-    assert.ok(endedAfterMs < LEASE_MS + 10_000, `ended ${endedAfterMs} ms after the kill`);
+    // within the lease × 1.5 + 1 s (TANSTACK-AI.md: 0.7–1.0 s measured with a 1 s lease), not --run-idle-timeout
+    // (5 min): a dead producer does not hang its readers, and a lease applied four times late fails
+    console.log(`PUBLISHER_LOST reached the reader on B ${endedAfterMs} ms after the SIGKILL (lease ${LEASE_MS} ms, bound ${LEASE_MS * 1.5 + 1000} ms)`);
+    assert.ok(endedAfterMs <= LEASE_MS * 1.5 + 1000, `ended ${endedAfterMs} ms after the kill, past the lease × 1.5 + 1 s`);
     assert.equal(run.chunks.at(-1).type, "RUN_ERROR", "the client resumed on B and got the end");
     assert.equal(run.errors.length, 1);
     assert.match(run.errors[0].message, /publisher lost/);
-    console.log(`PUBLISHER_LOST reached the reader on B ${endedAfterMs} ms after the SIGKILL (lease ${LEASE_MS} ms)`);
   } finally {
     await lb.close();
   }

@@ -98,8 +98,13 @@ test("a page reloaded mid-answer shows the whole answer once the run ends, with 
   // the agent pauses mid-answer: the first message whole, the second one begun
   await waitFor(async () => (await body()).includes("The Q3"), 20_000, "the answer up to the pause");
   assert.ok(!(await body()).includes("report is ready"), await body());
+  const runsBefore = control.runs;
   await page.reload();
+  // the agent is still held: what the reloaded page shows of the answer can only come from the resume of the run
+  // in progress (no history of a finished run exists yet, and no new run was started)
   await waitFor(async () => (await body()).includes("The Q3"), 20_000, "the reloaded page to show the answer so far");
+  assert.ok(!(await body()).includes("report is ready"), "the agent was held across the reload");
+  assert.equal(control.runs, runsBefore, "the reload started no new run: the page resumed the held one");
   hold.open();
   await waitFor(async () => (await body()).includes("The Q3 report is ready."), 20_000, "the complete answer");
   const text = await body();
@@ -107,6 +112,7 @@ test("a page reloaded mid-answer shows the whole answer once the run ends, with 
   assert.equal(count(text, "The Q3 report is ready."), 1, text);
   assert.equal(count(text, "The Q3"), 1, text);
   assert.deepEqual(errors, []);
+  assert.equal(control.runs, runsBefore, "one run, resumed: the whole answer came through the resume");
   delete control.holds[threadId];
   await page.close();
 });

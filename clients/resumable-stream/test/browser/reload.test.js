@@ -3,7 +3,7 @@
 // (examples/). The page is reloaded mid-answer; the resumed answer completes once, with no duplicated text. The
 // same test runs against the original resumable-stream with a local Redis (same routes, one import line changed).
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, before, test } from "node:test";
@@ -15,6 +15,8 @@ import { chatStore, expectedText, readChat, startApp, startRedis, startServer, w
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (scripts/install-chromium.sh, or CHROMIUM_PATH)`;
 const TOKENS = 60;
+/** The model waits before this delta while the test holds it (examples/model.js, MOCK_HOLD_FILE). */
+const HOLD_AT = 20;
 
 const REDIS_BIN = process.env.REDIS_SERVER ?? "/usr/bin/redis-server";
 let iq;
@@ -56,10 +58,12 @@ async function appFor(backend) {
       IQSTREAM_TOKEN: iq.token({ publish: ["resumable-stream:*"], subscribe: ["resumable-stream:*"] }) }
     : { RESUMABLE: "redis", REDIS_URL: (redis ??= await startRedis()).url };
   const store = chatStore();
+  const hold = path.join(mkdtempSync(path.join(os.tmpdir(), "iq-hold-")), "hold");
+  writeFileSync(hold, "");
   const app = await startApp({ ...env, CHAT_STORE: store, STATIC_DIR: site, MOCK_TOKENS: String(TOKENS),
-    MOCK_DELAY_MS: "60" });
+    MOCK_DELAY_MS: "60", MOCK_HOLD_FILE: hold, MOCK_HOLD_AT: String(HOLD_AT) });
   apps.push(app);
-  return { app, store };
+  return { app, store, release: () => rmSync(hold, { force: true }) };
 }
 
 for (const backend of ["iqstream", "redis"]) {
@@ -67,7 +71,7 @@ for (const backend of ["iqstream", "redis"]) {
   const name = backend === "iqstream" ? "@iqstream/resumable-stream" : "resumable-stream + Redis";
   test(`a page reloaded mid-answer resumes it: the answer completes once, no duplicated text (${name})`,
     { skip: skipThis }, async () => {
-    const { app, store } = await appFor(backend);
+    const { app, store, release } = await appFor(backend);
     const chatId = "browser-reload";
     const page = await browser.newPage();
     const errors = [];
@@ -82,9 +86,19 @@ for (const backend of ["iqstream", "redis"]) {
     await waitFor(async () => ((await assistant())[0] ?? "").includes("token-10 "), 20_000, "the answer begun");
     // the app has saved the chat's active stream (createNewResumableStream resolved): a reload now can resume it
     await waitFor(() => readChat(store, chatId)?.activeStreamId, 20_000, "the active stream saved");
-    assert.ok(!(await assistant())[0].includes(`token-${TOKENS} `), "reloaded mid-answer");
+    // the model is held before its delta HOLD_AT: the answer cannot finish (and be stored) during the reload
+    await waitFor(async () => ((await assistant())[0] ?? "").includes(`token-${HOLD_AT - 1} `), 20_000,
+      "the answer up to the hold");
     await page.reload();
-    // after the reload the stored chat has the user message only; resume replays the answer from its start
+    // after the reload the stored chat has the user message only and the model is still held: what the page shows
+    // of the answer can only come from the resume, which replays it from its start
+    await waitFor(async () => ((await assistant())[0] ?? "").includes(`token-${HOLD_AT - 1} `), 30_000,
+      "the answer so far, from the resume, with the model held");
+    assert.ok(!(readChat(store, chatId)?.messages ?? []).some((m) => m.role === "assistant"),
+      "no answer stored yet: the page's answer is the resume's");
+    assert.ok(readChat(store, chatId)?.activeStreamId, "the stream still active while the model is held");
+    assert.ok(!(await assistant())[0].includes(`token-${HOLD_AT} `), "the model was held across the reload");
+    release();
     await waitFor(async () => ((await assistant())[0] ?? "").includes(`token-${TOKENS} `), 30_000,
       "the resumed answer complete");
     await waitFor(async () => (await page.textContent("#status")) === "ready", 10_000, "useChat ready");

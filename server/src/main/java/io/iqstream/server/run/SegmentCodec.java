@@ -29,7 +29,11 @@ public final class SegmentCodec {
         this.allocator = allocator;
     }
 
-    /** Returns a new buffer of exactly the packed size holding {@code length} bytes of {@code segment}. */
+    /**
+     * Returns a new buffer of exactly the packed size holding {@code length} bytes of {@code segment}, allocated
+     * without a maximum capacity so that the size class the pool cut it from shows ({@code RunLog.allocatedBytes}:
+     * what the budget charges for it).
+     */
     public ByteBuf pack(ByteBuf segment, int length) {
         int bound = length + length / 1000 + 64;
         if (scratch.capacity() < bound) {
@@ -45,7 +49,7 @@ public final class SegmentCodec {
             }
         }
         scratch.flip();
-        ByteBuf packed = allocator.directBuffer(scratch.remaining(), scratch.remaining());
+        ByteBuf packed = allocator.directBuffer(scratch.remaining());
         packed.writeBytes(scratch);
         return packed;
     }

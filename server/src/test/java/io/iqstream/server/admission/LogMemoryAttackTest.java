@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.testing.ChunkedPublisher;
+import io.iqstream.server.testing.Conditions;
 import io.iqstream.server.testing.Http;
 import io.iqstream.server.testing.SseClient;
 import io.iqstream.server.testing.Tokens;
@@ -34,6 +35,17 @@ class LogMemoryAttackTest {
     /** The launcher's sizing flags for {@code plan} ({@link MemoryPlan#jvmFlags}), one list element each. */
     private static List<String> jvmFlags(MemoryPlan plan) {
         return List.of(plan.jvmFlags().split(" "));
+    }
+
+    /** Non-reading subscribers of the packed run in {@link #nonReadingSubscribersShareOneCountedUnpackedCopy}. */
+    private static final int SUBSCRIBERS = 60;
+    /** The counted size of one unpacked copy of a 1 MB event's segment (its frame and the copy's overhead). */
+    private static final long ONE_COPY_BYTES = 1_000_000 + 1_024;
+
+    /** The budget's count once it stops moving: the copies a subscriber makes as its socket takes what it is sent. */
+    private static long steadyUsedBytes(SmallJvmServer server) throws InterruptedException {
+        return Conditions.steady("the budget's count", 20_000, 200, 2, 4096,
+                () -> RunInFlightFootprintTest.metric(server, "iqstream_memory_used_bytes"));
     }
 
     /** The direct memory a JVM started with {@code plan}'s flags has: the flag is in whole MiB. */
@@ -115,7 +127,8 @@ class LogMemoryAttackTest {
             List<Socket> idle = new ArrayList<>();
             int streaming = 0;
             int refused = 0;
-            for (int i = 0; i < 60; i++) {
+            long oneReader = 0;
+            for (int i = 0; i < SUBSCRIBERS; i++) {
                 Socket s = new Socket();
                 s.setReceiveBufferSize(4096);
                 s.connect(new InetSocketAddress("127.0.0.1", server.port()));
@@ -139,15 +152,25 @@ class LogMemoryAttackTest {
                     throw new AssertionError("subscriber " + i + ": " + status);
                 }
                 idle.add(s); // and never read again
+                if (i == 0) {
+                    oneReader = steadyUsedBytes(server) - packedRun; // the copies one non-reader holds
+                }
             }
+            long allReaders = steadyUsedBytes(server) - packedRun;
             String metrics = Http.get(server.base() + "/metrics").body();
             long used = SmallJvmServer.metric(metrics, "iqstream_memory_used_bytes");
             long direct = SmallJvmServer.metric(metrics, "iqstream_direct_memory_used_bytes");
             int readyz = Http.get(server.base() + "/readyz").statusCode();
-            System.out.printf("packed run charged %d B; 60 non-reading subscribers: %d streaming, %d refused 503;"
-                    + " budget used %d B, direct memory %d B, /readyz %d%n", packedRun, streaming, refused, used,
+            System.out.printf("packed run charged %d B; %d non-reading subscribers: %d streaming, %d refused 503;"
+                    + " counted copies: %d B for the first alone, %d B for all; budget used %d B, direct memory %d B,"
+                    + " /readyz %d%n", packedRun, SUBSCRIBERS, streaming, refused, oneReader, allReaders, used,
                     direct, readyz);
-            assertTrue(streaming > 0, "subscribers share the copy");
+            // all served: one copy per reader would be refused 503 once four 1 MB copies took the copies' share
+            assertEquals(SUBSCRIBERS, streaming, "every non-reading subscriber is served (" + refused + " refused)");
+            // the memory of one copy: sixty readers hold what one holds (plus, at most, the next segment's copy)
+            assertTrue(oneReader >= 1_000_000, "the first reader's unpacked copy is counted: " + oneReader);
+            assertTrue(allReaders <= oneReader + ONE_COPY_BYTES, "sixty non-readers hold " + allReaders
+                    + " B of copies, more than the " + oneReader + " B one holds and one more copy: not shared");
             assertTrue(used >= 1_000_000, "the unpacked copy is counted: " + used);
             assertTrue(used <= packedRun + PLAN_16M.budgetBytes() / MemoryBudget.COPY_SHARE_DIVISOR + 64 * 1024,
                     "copies stay within their share of the budget: " + used);

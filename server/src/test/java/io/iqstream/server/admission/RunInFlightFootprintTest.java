@@ -1,6 +1,7 @@
 package io.iqstream.server.admission;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.run.StandardRun;
@@ -46,7 +47,7 @@ import org.junit.jupiter.api.Test;
 class RunInFlightFootprintTest {
     static final int RUNS = 200;
     /** How far past its documented figure a measured cost may go before this fails: a regression, not noise. */
-    static final double MARGIN = 2.0;
+    static final double MARGIN = 1.3;
     /** docs/OPERATIONS.md: heap per publisher connection with its run started (run objects included), bytes. */
     static final long DOC_PUBLISHER_HEAP = 6_200;
     /** docs/OPERATIONS.md: heap per subscriber connection (SSE stream caught up), bytes. */
@@ -61,9 +62,14 @@ class RunInFlightFootprintTest {
      * docs/OPERATIONS.md: direct memory per run for the answer's 427 events (pool pages in use: the log, the newest
      * packed segment's plain copy, the workers' caches of freed segments), bytes; the top of the range measured.
      */
-    static final long DOC_ANSWER_DIRECT = 52_000;
-    /** docs/OPERATIONS.md: heap per ended run held for retention, bytes. */
-    static final long DOC_ENDED_HEAP = 5_600;
+    static final long DOC_ANSWER_DIRECT = 32_000;
+    /** docs/OPERATIONS.md: heap per ended run held for retention, bytes (the top of the range measured). */
+    static final long DOC_ENDED_HEAP = 4_700;
+    /**
+     * docs/OPERATIONS.md: pool pages per ended run held for retention once the workers trimmed their pool caches,
+     * bytes (the top of the range measured; 33 KB before the trim).
+     */
+    static final long DOC_ENDED_DIRECT = 20_000;
     /** docs/OPERATIONS.md: kernel socket memory of a run's two idle connections, bytes (a floor, for the margin). */
     static final long DOC_KERNEL_PER_RUN = 4_096;
     private static final List<String> JVM = List.of("-XX:+UseG1GC", "-Xms256m", "-Xmx256m", "-XX:+AlwaysPreTouch",
@@ -127,6 +133,10 @@ class RunInFlightFootprintTest {
             }
             Conditions.await("the connections closed", 30_000,
                     () -> metric(server, "iqstream_connections_open") <= rest.connections);
+            // the workers trim their pool caches every second (RunRegistry.CACHE_TRIM_INTERVAL_MS): what the ends
+            // freed goes back to the pool; read the pool once it has
+            Conditions.steady("the pool's pages in use", 30_000, 1_500, 1, 64 * 1024,
+                    () -> metric(server, "iqstream_direct_memory_active_bytes"));
             Snapshot ended = Snapshot.take(server, heap);
 
             Growth pub = published.minus(rest);
@@ -151,9 +161,19 @@ class RunInFlightFootprintTest {
             assertBelow("heap per run for the answer so far", DOC_ANSWER_HEAP, answer.heapBytes);
             assertBelow("direct memory per run for the answer so far", DOC_ANSWER_DIRECT, answer.directBytes);
             assertBelow("heap per ended run held", DOC_ENDED_HEAP, end.heapBytes);
+            assertBelow("pool pages per ended run held", DOC_ENDED_DIRECT, end.directBytes);
+            assertBelow("heap per run in flight at its largest", DOC_PUBLISHER_HEAP + DOC_SUBSCRIBER_HEAP
+                    + DOC_ANSWER_HEAP, answered.minus(rest).heapBytes);
+            assertBelow("direct memory per run in flight at its largest", DOC_PUBLISHER_DIRECT + DOC_SUBSCRIBER_DIRECT
+                    + DOC_ANSWER_DIRECT, answered.minus(rest).directBytes);
             if (kernel >= 0) {
                 assertBelow("kernel socket memory per run (two idle connections)", DOC_KERNEL_PER_RUN,
                         kernel / RUNS);
+            } else {
+                // no silent skip under CI: the kernel's part is documented, so it is measured there
+                assertFalse("true".equals(System.getenv("CI")), "CI=true, but ss (iproute2) is missing: the kernel's"
+                        + " socket memory of a run in flight cannot be measured");
+                System.out.println("run in flight footprint: the kernel part NOT measured: no ss (iproute2)");
             }
             assertTrue(server.isAlive(), server.output());
         }

@@ -26,14 +26,16 @@ class PublisherLeaseTest {
         try (TestServer server = TestServer.start("--publisher-timeout", "60s")) {
             String admin = Tokens.admin();
             ChunkedPublisher pub = ChunkedPublisher.open(server.port(), "lease-broken", "application/x-ndjson",
-                    admin, LEASE + ": 200ms");
+                    admin, LEASE + ": 1000ms");
             pub.send(START + "\n");
             try (SseClient sub = SseClient.open(server.port(), "/v1/runs/lease-broken/events",
                     "Authorization: Bearer " + admin)) {
                 assertEquals("1", sub.next(10_000).id());
+                long brokenAt = System.nanoTime();
                 pub.breakOff();
                 SseClient.Event error = sub.next(10_000);
                 assertEquals("2", error.id(), "the run ended long before --publisher-timeout (60 s)");
+                assertWithinLease("a broken publish", 1000, brokenAt);
                 assertTrue(error.data().contains("\"code\":\"PUBLISHER_LOST\""), error.data());
                 assertTrue(sub.awaitEnd(5000));
             }
@@ -45,11 +47,13 @@ class PublisherLeaseTest {
         try (TestServer server = TestServer.start()) {
             String admin = Tokens.admin();
             HttpResponse<String> r = Http.post(server.base() + "/v1/runs/lease-done/events", "application/x-ndjson",
-                    START + "\n", "Authorization", "Bearer " + admin, LEASE, "300ms");
+                    START + "\n", "Authorization", "Bearer " + admin, LEASE, "1000ms");
+            long answeredAt = System.nanoTime();
             assertEquals(200, r.statusCode(), r.body());
             try (SseClient sub = SseClient.open(server.port(), "/v1/runs/lease-done/events",
                     "Authorization: Bearer " + admin)) {
                 List<SseClient.Event> events = sub.take(2, 10_000);
+                assertWithinLease("no request after a completed one", 1000, answeredAt);
                 assertTrue(events.get(1).data().contains("\"code\":\"PUBLISHER_LOST\""),
                         "not RUN_IDLE after --run-idle-timeout (5 min): " + events.get(1).data());
             }
@@ -88,5 +92,18 @@ class PublisherLeaseTest {
             assertEquals(404, Http.get(server.base() + "/v1/runs/lease-bad", "Authorization", "Bearer " + admin)
                     .statusCode(), "no run was created");
         }
+    }
+
+    /**
+     * Fails unless the run's end reached its reader within the lease × 1.5 + 1 s of {@code sinceNanos} (room for a
+     * loaded 2-CPU machine; with the tests' 1 s lease, one applied four times late fails); prints the figure.
+     */
+    private static void assertWithinLease(String what, long leaseMs, long sinceNanos) {
+        long ms = (System.nanoTime() - sinceNanos) / 1_000_000;
+        long boundMs = leaseMs * 3 / 2 + 1000;
+        System.out.printf("publisher lease %d ms, %s: PUBLISHER_LOST reached the reader %d ms later (bound %d ms)%n",
+                leaseMs, what, ms, boundMs);
+        assertTrue(ms <= boundMs, what + ": the run ended " + ms + " ms after, past its " + leaseMs + " ms lease × 1.5"
+                + " + 1 s (" + boundMs + " ms)");
     }
 }

@@ -18,11 +18,11 @@ import org.junit.jupiter.api.Test;
  */
 class StandardRunFootprintTest {
     /** docs/OPERATIONS.md: held while streaming, at its largest. */
-    static final double DOC_STREAMING_KIB = 23.3;
+    static final double DOC_STREAMING_KIB = 24.5;
     /** docs/OPERATIONS.md: held once ended. */
-    static final double DOC_ENDED_KIB = 15.8;
+    static final double DOC_ENDED_KIB = 17.1;
     /** docs/OPERATIONS.md: the same run with {@code --compress-log false}, once ended. */
-    static final double DOC_PLAIN_ENDED_KIB = 69.6;
+    static final double DOC_PLAIN_ENDED_KIB = 83.1;
     /** How far a measured figure may be from the documented one: 5 %, either way. */
     static final double TOLERANCE = 0.05;
 
@@ -91,7 +91,9 @@ class StandardRunFootprintTest {
         log.seal();
         System.out.printf("standard run without packing, once ended: %.1f KiB%n",
                 (log.heldBytes()) / 1024.0);
-        assertEquals(log.frameBytes(), log.capacityBytes());
+        // one buffer for the frames, charged at the pool's size class for them (a quarter above them at most)
+        assertTrue(log.capacityBytes() >= log.frameBytes() && log.capacityBytes() <= log.frameBytes() * 5 / 4,
+                log.capacityBytes() + " B charged for " + log.frameBytes() + " B of frames");
         assertNearDoc("held once ended without packing", DOC_PLAIN_ENDED_KIB, log.heldBytes());
         log.release();
     }

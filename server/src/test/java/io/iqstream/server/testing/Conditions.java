@@ -1,6 +1,7 @@
 package io.iqstream.server.testing;
 
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * Waiting on a condition instead of a {@code Thread.sleep} guess: polls {@code condition} every few ms until it
@@ -19,5 +20,27 @@ public final class Conditions {
             }
             Thread.sleep(5);
         }
+    }
+
+    /**
+     * Returns {@code reading} once it stops moving: {@code steadyReadings} readings in a row, {@code intervalMs}
+     * apart, each within {@code within} of the one before (memory a server frees or trims a moment later); an
+     * AssertionError naming {@code what} after {@code timeoutMs}.
+     */
+    public static long steady(String what, long timeoutMs, long intervalMs, int steadyReadings, long within,
+            LongSupplier reading) throws InterruptedException {
+        long deadline = System.nanoTime() + timeoutMs * 1_000_000L;
+        long last = reading.getAsLong();
+        int steady = 0;
+        while (System.nanoTime() - deadline < 0) {
+            Thread.sleep(intervalMs);
+            long now = reading.getAsLong();
+            steady = Math.abs(now - last) <= within ? steady + 1 : 0;
+            last = now;
+            if (steady >= steadyReadings) {
+                return now;
+            }
+        }
+        throw new AssertionError("not steady within " + timeoutMs + " ms: " + what + " (last " + last + ")");
     }
 }
