@@ -3,7 +3,10 @@ package io.iqstream.server.cluster;
 import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.metrics.ClusterMetrics;
 import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.metrics.Refusal;
+import io.iqstream.server.run.Run;
 import io.iqstream.server.run.RunRegistry;
+import io.iqstream.server.run.RunWaiter;
 import io.iqstream.server.run.ThreadRun;
 import io.iqstream.server.wire.HttpReplies;
 import io.netty.channel.ChannelHandlerContext;
@@ -14,6 +17,8 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,9 +44,16 @@ public final class Cluster implements AutoCloseable {
     private final ThreadListingPeers listings;
     private final HttpReplies replies;
     private final ClusterMetrics metrics;
+    private final long awaitRunMs;
+    private final long awaitRunNanos;
+
+    /** How often a read waiting for a run that no node holds yet asks the peers again. */
+    static final long AWAIT_POLL_MS = 200;
 
     private Cluster(Membership membership, PeerAuth auth, PeerChannels peers, HttpReplies replies,
-            ClusterMetrics metrics) {
+            ClusterMetrics metrics, long awaitRunMs) {
+        this.awaitRunMs = awaitRunMs;
+        this.awaitRunNanos = TimeUnit.MILLISECONDS.toNanos(awaitRunMs);
         this.membership = membership;
         this.auth = auth;
         this.peers = peers;
@@ -63,7 +75,7 @@ public final class Cluster implements AutoCloseable {
         Membership membership = new Membership(self, config.peers(), auth, metrics.cluster);
         LOG.info("cluster: this node is {}, peers {}", self, config.peers());
         return new Cluster(membership, auth,
-                new PeerChannels(transportName, metrics.cluster), replies, metrics.cluster);
+                new PeerChannels(transportName, metrics.cluster), replies, metrics.cluster, config.awaitRunMs());
     }
 
     /** Starts watching the members; call once this node's listener is bound (it probes itself as well). */
@@ -124,29 +136,162 @@ public final class Cluster implements AutoCloseable {
                     "this node has not heard from all its peers yet; retry", false);
             return Relay.ANSWERED;
         }
-        Member self = membership.self();
         Member target = locator.quick(runId);
         if (target != null) {
-            return target.equals(self) ? null : forward(ctx, request, target, keepAlive, true);
+            return target.equals(membership.self()) ? null
+                    : forward(ctx, request, target, keepAlive, true, new Lookup(ctx, request, runId, registry,
+                            keepAlive, later, awaitUntilNanos(request)));
         }
-        int q = request.uri().indexOf('?');
-        List<String> credentials = credentialsOf(request);
-        locator.lookup(runId, q < 0 ? null : request.uri().substring(q + 1), credentials, ctx.channel().eventLoop(),
-                (member, held) -> {
-                    if (!ctx.channel().isActive()) {
-                        later.accept(Relay.ANSWERED);
-                    } else if (member == RunLocator.UNKNOWN) {
-                        metrics.failed(ClusterMetrics.Failure.LOOKUP);
-                        replies.error(ctx, request, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
-                                "a node that may hold run " + runId + " did not answer; retry", false);
-                        later.accept(Relay.ANSWERED);
-                    } else if (member.equals(self) || registry.get(runId) != null) {
-                        later.accept(null);
-                    } else {
-                        later.accept(forward(ctx, request, member, keepAlive, held));
-                    }
-                });
+        new Lookup(ctx, request, runId, registry, keepAlive, later, awaitUntilNanos(request)).ask();
         return Relay.PENDING;
+    }
+
+    /** When a read that may wait for its run stops waiting; 0 for a request that does not wait. */
+    private long awaitUntilNanos(HttpRequest request) {
+        return awaitsRun(request) ? System.nanoTime() + awaitRunNanos : 0;
+    }
+
+    /** A live read of a run's events ({@code GET .../events}, not {@code ?live=false}): it may wait for the run. */
+    private boolean awaitsRun(HttpRequest request) {
+        if (awaitRunNanos <= 0 || !request.method().equals(HttpMethod.GET)) {
+            return false;
+        }
+        String uri = request.uri();
+        int q = uri.indexOf('?');
+        return (q < 0 ? uri : uri.substring(0, q)).endsWith("/events") && (q < 0 || !uri.substring(q).matches(
+                ".*[?&]live=false(&.*)?"));
+    }
+
+    /**
+     * One request's search for its run: asks the peers ({@link RunLocator#lookup}); a live read of a run that no
+     * node holds yet (await-run) waits here instead of at some node's guess of the owner — asking again every
+     * {@link #AWAIT_POLL_MS} and told at once if the run is created on this node — so it finds the run wherever it
+     * is created (or restored by its publisher after its node died), whichever node's view placed it. On the run's
+     * loop.
+     */
+    private final class Lookup implements RunWaiter {
+        private final ChannelHandlerContext ctx;
+        private final HttpRequest request;
+        private final String runId;
+        private final RunRegistry registry;
+        private final boolean keepAlive;
+        private final Consumer<Relay> later;
+        private final long awaitUntilNanos;
+        private final String query;
+        private final List<String> credentials;
+        private boolean waiting;
+        private boolean waited;
+        private boolean decided;
+        private ScheduledFuture<?> poll;
+
+        Lookup(ChannelHandlerContext ctx, HttpRequest request, String runId, RunRegistry registry, boolean keepAlive,
+                Consumer<Relay> later, long awaitUntilNanos) {
+            this.ctx = ctx;
+            this.request = request;
+            this.runId = runId;
+            this.registry = registry;
+            this.keepAlive = keepAlive;
+            this.later = later;
+            this.awaitUntilNanos = awaitUntilNanos;
+            int q = request.uri().indexOf('?');
+            this.query = q < 0 ? null : request.uri().substring(q + 1);
+            this.credentials = credentialsOf(request);
+        }
+
+        void ask() {
+            locator.lookup(runId, query, credentials, ctx.channel().eventLoop(), this::found);
+        }
+
+        private void found(Member member, boolean held) {
+            if (decided) {
+                return;
+            }
+            Member self = membership.self();
+            if (!ctx.channel().isActive()) {
+                decide(Relay.ANSWERED);
+            } else if (registry.get(runId) != null || registry.isGone(runId)) {
+                decide(null);
+            } else if (held) {
+                decide(member.equals(self) ? null : forward(ctx, request, member, keepAlive, !waited, this));
+            } else if (awaitUntilNanos != 0) {
+                long leftNanos = awaitUntilNanos - System.nanoTime();
+                if (leftNanos > 0) {
+                    if (!waiting) {
+                        waiting = true;
+                        registry.await(runId, this);
+                    }
+                    waited = true;
+                    poll = ctx.executor().schedule(this::ask, Math.min(TimeUnit.NANOSECONDS.toMillis(leftNanos),
+                            AWAIT_POLL_MS), TimeUnit.MILLISECONDS);
+                } else if (member == RunLocator.UNKNOWN) {
+                    unknown();
+                } else {
+                    replies.error(ctx, request, Refusal.NOT_FOUND, HttpResponseStatus.NOT_FOUND,
+                            "no run " + runId + " appeared within " + awaitRunMs + " ms", keepAlive);
+                    decide(Relay.ANSWERED);
+                }
+            } else if (member == RunLocator.UNKNOWN) {
+                unknown();
+            } else if (member.equals(self)) {
+                decide(null);
+            } else {
+                decide(forward(ctx, request, member, keepAlive, false, this));
+            }
+        }
+
+        /**
+         * The node this request was relayed to cannot be reached (it died; the view still lists it): forget where
+         * the run was, and a read that may wait looks for it again (it waits for the run's restore) instead of
+         * failing. True when it took the request over.
+         */
+        boolean retryElsewhere() {
+            locator.forget(runId);
+            if (awaitUntilNanos == 0 || System.nanoTime() >= awaitUntilNanos || !ctx.channel().isActive()) {
+                return false;
+            }
+            decided = false;
+            waited = true;
+            poll = ctx.executor().schedule(this::ask, AWAIT_POLL_MS, TimeUnit.MILLISECONDS);
+            return true;
+        }
+
+        private void unknown() {
+            metrics.failed(ClusterMetrics.Failure.LOOKUP);
+            replies.error(ctx, request, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
+                    "a node that may hold run " + runId + " did not answer; retry", false);
+            decide(Relay.ANSWERED);
+        }
+
+        private void decide(Relay relay) {
+            decided = true;
+            if (poll != null) {
+                poll.cancel(false);
+            }
+            if (waiting) {
+                waiting = false;
+                registry.stopAwaiting(runId, this);
+            }
+            later.accept(relay);
+        }
+
+        @Override
+        public void runCreated(Run run) {
+            // the registry already forgot this waiter
+            waiting = false;
+            if (!decided) {
+                decide(ctx.channel().isActive() ? null : Relay.ANSWERED);
+            }
+        }
+
+        @Override
+        public void serverDraining() {
+            waiting = false;
+            if (!decided) {
+                replies.error(ctx, request, Refusal.DRAINING, HttpResponseStatus.SERVICE_UNAVAILABLE,
+                        "server is draining: run " + runId + " will not be created here", false);
+                decide(Relay.ANSWERED);
+            }
+        }
     }
 
     /** The client's credentials to pass on with a peer request (name, value pairs), as its node would see them. */
@@ -183,11 +328,15 @@ public final class Cluster implements AutoCloseable {
         });
     }
 
-    /** Relays the request to {@code target}; {@code held}: false when a lookup found no node holding the run. */
+    /**
+     * Relays the request to {@code target}; {@code held}: false when the read waited for its run to appear. If
+     * the target cannot be reached, {@code lookup} looks again (a read that may wait) or the client gets 503.
+     */
     private Relay forward(ChannelHandlerContext ctx, HttpRequest request, Member target, boolean keepAlive,
-            boolean held) {
+            boolean held, Lookup lookup) {
         metrics.forwarded(kind(request, held));
-        return ForwardingSession.start(ctx, request, target, peers, membership, replies, auth, metrics, keepAlive);
+        return ForwardingSession.start(ctx, request, target, peers, membership, replies, auth, metrics, keepAlive,
+                lookup::retryElsewhere);
     }
 
     private static ClusterMetrics.Forward kind(HttpRequest request, boolean held) {

@@ -18,6 +18,7 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.util.ArrayDeque;
+import java.util.function.BooleanSupplier;
 
 /**
  * One run request relayed to the peer that holds the run: the request head (with the peer header, so it is not
@@ -51,10 +52,14 @@ final class ForwardingSession implements Relay {
     private boolean responseStarted;
     private boolean responseKeepAlive;
     private boolean done;
+    /** Asked when the peer cannot be reached before anything was relayed: true when it took the request over. */
+    private final BooleanSupplier unreachable;
 
     private ForwardingSession(ChannelHandlerContext client, HttpRequest request, Member target, PeerChannels peers,
-            Membership membership, HttpReplies replies, PeerAuth auth, ClusterMetrics metrics, boolean keepAlive) {
+            Membership membership, HttpReplies replies, PeerAuth auth, ClusterMetrics metrics, boolean keepAlive,
+            BooleanSupplier unreachable) {
         this.client = client;
+        this.unreachable = unreachable;
         this.metrics = metrics;
         this.target = target;
         this.peers = peers;
@@ -77,12 +82,16 @@ final class ForwardingSession implements Relay {
         this.outgoing = new DefaultHttpRequest(request.protocolVersion(), request.method(), request.uri(), headers);
     }
 
-    /** Starts relaying {@code request} to {@code target}. On the client's (the run's worker) loop. */
+    /**
+     * Starts relaying {@code request} to {@code target}. On the client's (the run's worker) loop. {@code
+     * unreachable} is asked, when the peer cannot be reached or closes before anything was relayed, whether it
+     * takes the request over (a read that looks for its run again); false: the client gets 503.
+     */
     static ForwardingSession start(ChannelHandlerContext client, HttpRequest request, Member target,
             PeerChannels peers, Membership membership, HttpReplies replies, PeerAuth auth, ClusterMetrics metrics,
-            boolean keepAlive) {
+            boolean keepAlive, BooleanSupplier unreachable) {
         ForwardingSession s = new ForwardingSession(client, request, target, peers, membership, replies, auth,
-                metrics, keepAlive);
+                metrics, keepAlive, unreachable);
         peers.acquire(client.channel().eventLoop(), target, s, s::connected);
         return s;
     }
@@ -94,6 +103,9 @@ final class ForwardingSession implements Relay {
             releasePending();
             if (!done) {
                 done = true;
+                if (unreachable.getAsBoolean()) {
+                    return;
+                }
                 replies.error(client, null, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
                         "the node that serves this run (" + target + ") cannot be reached: "
                                 + (cause == null ? "closed" : cause.getMessage()) + "; retry", false);
@@ -251,7 +263,7 @@ final class ForwardingSession implements Relay {
             // publisher then asks where the run stands, and gets run_lost if it died with the peer)
             client.flush();
             client.close();
-        } else {
+        } else if (!unreachable.getAsBoolean()) {
             replies.error(client, null, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
                     "the node that serves this run (" + target + ") closed the connection; retry", false);
         }
