@@ -19,6 +19,9 @@ import time
 
 JWT_SECRET = "chaos-test-jwt-secret-0123456789abcdef0123"
 CLUSTER_SECRET = "chaos-test-peer-secret-0123456789abcdef012"
+# how long a reader waits for a run that no node holds (yet, or again): under the chaos on a 2-CPU machine a
+# publisher's first request or its restore can take over 10 s (lookups wait 3 s for a paused node, then retry)
+AWAIT_RUN = "30s"
 
 
 def b64url(raw: bytes) -> str:
@@ -67,7 +70,7 @@ class Nodes:
             [self.java, "-Xmx256m", "--enable-native-access=ALL-UNNAMED", "-jar", self.jar, "serve",
              "--host", "127.0.0.1", "--port", str(self.ports[i]), "--workers", str(self.workers),
              "--jwt-secret", JWT_SECRET, "--peers", self.peers, "--advertise", f"127.0.0.1:{self.ports[i]}",
-             "--cluster-secret", CLUSTER_SECRET, "--await-run", "10s", "--publisher-timeout", "20s",
+             "--cluster-secret", CLUSTER_SECRET, "--await-run", AWAIT_RUN, "--publisher-timeout", "20s",
              "--retention", "10m", *self.extra],
             stdout=log, stderr=subprocess.STDOUT)
 
@@ -268,7 +271,7 @@ class Reader(threading.Thread):
                     return f"{r.status} {body}"
                 got = 0
                 while True:
-                    line = r.fp.readline()
+                    line = r.readline()  # decoded: a relayed stream's chunks split frames anywhere
                     if not line:
                         break
                     if line.startswith(b"id: "):
