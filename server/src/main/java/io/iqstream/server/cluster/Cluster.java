@@ -10,6 +10,7 @@ import io.iqstream.server.run.RunWaiter;
 import io.iqstream.server.run.ThreadRun;
 import io.iqstream.server.wire.HttpReplies;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
@@ -46,6 +47,14 @@ public final class Cluster implements AutoCloseable {
     private final ClusterMetrics metrics;
     private final long awaitRunMs;
     private final long awaitRunNanos;
+
+    /**
+     * Header of a relayed request whose sender's lookup found no node holding the run: the receiver may create it
+     * (a publish) or wait for it. Without it, a receiver that does not hold the run answers {@link #NOT_HELD}.
+     */
+    static final String PLACED = "X-IQStream-Placed";
+    /** Header of a peer's 404 for a relayed request of a run it does not hold: the sender looks again. */
+    static final String NOT_HELD = "X-IQStream-Not-Held";
 
     /** How often a read waiting for a run that no node holds yet asks the peers again. */
     static final long AWAIT_POLL_MS = 200;
@@ -124,6 +133,15 @@ public final class Cluster implements AutoCloseable {
                         "{\"held\":" + held + "}", keepAlive);
                 return Relay.ANSWERED;
             }
+            if (registry.get(runId) == null && !registry.isGone(runId) && !request.headers().contains(PLACED)) {
+                // relayed here because the sender remembered the run here (its node may have restarted since):
+                // never awaited or created on that memory; the sender looks again
+                FullHttpResponse r = HttpReplies.response(HttpResponseStatus.NOT_FOUND, "application/json",
+                        "{\"error\":\"not_held\",\"message\":\"this node does not hold run " + runId + "\"}");
+                r.headers().set(NOT_HELD, "1");
+                replies.send(ctx, request, r, keepAlive);
+                return Relay.ANSWERED;
+            }
             return null;
         }
         if (registry.get(runId) != null || registry.isGone(runId)) {
@@ -139,8 +157,8 @@ public final class Cluster implements AutoCloseable {
         Member target = locator.quick(runId);
         if (target != null) {
             return target.equals(membership.self()) ? null
-                    : forward(ctx, request, target, keepAlive, true, new Lookup(ctx, request, runId, registry,
-                            keepAlive, later, awaitUntilNanos(request)));
+                    : forward(ctx, request, target, keepAlive, true, false, new Lookup(ctx, request, runId,
+                            registry, keepAlive, later, awaitUntilNanos(request)));
         }
         new Lookup(ctx, request, runId, registry, keepAlive, later, awaitUntilNanos(request)).ask();
         return Relay.PENDING;
@@ -181,6 +199,7 @@ public final class Cluster implements AutoCloseable {
         private final List<String> credentials;
         private boolean waiting;
         private boolean waited;
+        private boolean retried;
         private boolean decided;
         private ScheduledFuture<?> poll;
 
@@ -212,7 +231,7 @@ public final class Cluster implements AutoCloseable {
             } else if (registry.get(runId) != null || registry.isGone(runId)) {
                 decide(null);
             } else if (held) {
-                decide(member.equals(self) ? null : forward(ctx, request, member, keepAlive, !waited, this));
+                decide(member.equals(self) ? null : forward(ctx, request, member, keepAlive, !waited, false, this));
             } else if (awaitUntilNanos != 0) {
                 long leftNanos = awaitUntilNanos - System.nanoTime();
                 if (leftNanos > 0) {
@@ -235,7 +254,7 @@ public final class Cluster implements AutoCloseable {
             } else if (member.equals(self)) {
                 decide(null);
             } else {
-                decide(forward(ctx, request, member, keepAlive, false, this));
+                decide(forward(ctx, request, member, keepAlive, false, true, this));
             }
         }
 
@@ -246,8 +265,17 @@ public final class Cluster implements AutoCloseable {
          */
         boolean retryElsewhere() {
             locator.forget(runId);
-            if (awaitUntilNanos == 0 || System.nanoTime() >= awaitUntilNanos || !ctx.channel().isActive()) {
-                return false;
+            if (!ctx.channel().isActive() || request.method().equals(HttpMethod.POST)) {
+                return false; // a publish's body went to the other node: the publisher retries (503)
+            }
+            if (awaitUntilNanos == 0 || System.nanoTime() >= awaitUntilNanos) {
+                if (retried) {
+                    return false;
+                }
+                retried = true; // a status or delete: one more lookup, no waiting
+                decided = false;
+                ask();
+                return true;
             }
             decided = false;
             waited = true;
@@ -333,10 +361,10 @@ public final class Cluster implements AutoCloseable {
      * the target cannot be reached, {@code lookup} looks again (a read that may wait) or the client gets 503.
      */
     private Relay forward(ChannelHandlerContext ctx, HttpRequest request, Member target, boolean keepAlive,
-            boolean held, Lookup lookup) {
+            boolean held, boolean placed, Lookup lookup) {
         metrics.forwarded(kind(request, held));
         return ForwardingSession.start(ctx, request, target, peers, membership, replies, auth, metrics, keepAlive,
-                lookup::retryElsewhere);
+                placed, lookup::retryElsewhere);
     }
 
     private static ClusterMetrics.Forward kind(HttpRequest request, boolean held) {

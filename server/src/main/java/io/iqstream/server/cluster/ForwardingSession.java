@@ -57,7 +57,7 @@ final class ForwardingSession implements Relay {
 
     private ForwardingSession(ChannelHandlerContext client, HttpRequest request, Member target, PeerChannels peers,
             Membership membership, HttpReplies replies, PeerAuth auth, ClusterMetrics metrics, boolean keepAlive,
-            BooleanSupplier unreachable) {
+            boolean placed, BooleanSupplier unreachable) {
         this.client = client;
         this.unreachable = unreachable;
         this.metrics = metrics;
@@ -73,6 +73,10 @@ final class ForwardingSession implements Relay {
             headers.remove(hop);
         }
         headers.remove(PeerAuth.PROOF);
+        headers.remove(Cluster.PLACED);
+        if (placed) {
+            headers.set(Cluster.PLACED, "1");
+        }
         this.signed = auth.sign(target, request.method().name(), request.uri(), System.currentTimeMillis());
         this.auth = auth;
         headers.set(PeerAuth.HEADER, signed.header());
@@ -89,9 +93,9 @@ final class ForwardingSession implements Relay {
      */
     static ForwardingSession start(ChannelHandlerContext client, HttpRequest request, Member target,
             PeerChannels peers, Membership membership, HttpReplies replies, PeerAuth auth, ClusterMetrics metrics,
-            boolean keepAlive, BooleanSupplier unreachable) {
+            boolean keepAlive, boolean placed, BooleanSupplier unreachable) {
         ForwardingSession s = new ForwardingSession(client, request, target, peers, membership, replies, auth,
-                metrics, keepAlive, unreachable);
+                metrics, keepAlive, placed, unreachable);
         peers.acquire(client.channel().eventLoop(), target, s, s::connected);
         return s;
     }
@@ -201,6 +205,18 @@ final class ForwardingSession implements Relay {
             replies.error(client, null, "peer_unproven", HttpResponseStatus.BAD_GATEWAY,
                     "the node that serves this run (" + target + ") answered without proof of the cluster "
                             + "secret; retry", false);
+            return;
+        }
+        if (msg instanceof HttpResponse r && r.status().code() == 404 && r.headers().contains(Cluster.NOT_HELD)) {
+            // the node this was relayed to (from memory) does not hold the run: look again, or the client retries
+            ReferenceCountUtil.release(msg);
+            done = true;
+            releasePending();
+            peer.close();
+            if (!unreachable.getAsBoolean()) {
+                replies.error(client, null, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
+                        "run moved: the node remembered for it (" + target + ") no longer holds it; retry", false);
+            }
             return;
         }
         if (msg instanceof HttpResponse r) {
