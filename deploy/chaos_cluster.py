@@ -155,12 +155,14 @@ class Publisher(threading.Thread):
         self.outcome = None
         self.restores = 0
         self.retries = 0
+        self.finished_at = None
 
     def run(self):
         try:
             self.outcome = self.publish()
         except Exception as e:  # noqa: BLE001 - reported as the outcome
             self.outcome = f"error: {e!r}"
+        self.finished_at = time.time()
 
     def publish(self):
         # claim: the Last-Event-ID of the next request (what the server should hold); sent: events ever sent
@@ -263,12 +265,14 @@ class Reader(threading.Thread):
         self.outcome = None
         self.resumes = 0
         self.statuses = []
+        self.finished_at = None
 
     def run(self):
         try:
             self.outcome = self.read()
         except Exception as e:  # noqa: BLE001
             self.outcome = f"error: {e!r}"
+        self.finished_at = time.time()
 
     def read(self):
         drops_left = self.drops
