@@ -3,56 +3,31 @@ streaming publisher that keeps the events it sent and restores its run when the 
 (the restore protocol of docs/DEPLOY.md, "A node's death"), and a reader that drops and resumes with
 Last-Event-ID. Python standard library only; every wait is bounded.
 """
-import base64
-import hashlib
-import hmac
 import http.client
+import importlib.util
 import json
 import os
 import random
 import select
 import signal
-import socket
 import subprocess
 import threading
 import time
 
-JWT_SECRET = "chaos-test-jwt-secret-0123456789abcdef0123"
-CLUSTER_SECRET = "chaos-test-peer-secret-0123456789abcdef012"
+# the cluster test's helpers (tokens, ports, bounded waits), shared rather than copied
+_spec = importlib.util.spec_from_file_location("iqstream_test_cluster",
+                                               os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                            "test-cluster.py"))
+_tc = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_tc)
+JWT_SECRET = _tc.JWT_SECRET
+CLUSTER_SECRET = _tc.CLUSTER_SECRET
+TOKEN = _tc.TOKEN
+free_port = _tc.free_port
+wait_until = _tc.wait_until
 # how long a reader waits for a run that no node holds (yet, or again): under the chaos on a 2-CPU machine a
 # publisher's first request or its restore can take over 10 s (lookups wait 3 s for a paused node, then retry)
 AWAIT_RUN = "30s"
-
-
-def b64url(raw: bytes) -> str:
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-
-def token(rights: dict) -> str:
-    now = int(time.time())
-    head = b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    body = b64url(json.dumps({"sub": "chaos-test", "iat": now, "exp": now + 3600, "iqstream": rights}).encode())
-    sig = hmac.new(JWT_SECRET.encode(), f"{head}.{body}".encode(), hashlib.sha256).digest()
-    return f"{head}.{body}.{b64url(sig)}"
-
-
-TOKEN = token({"publish": ["*"], "subscribe": ["*"]})
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_until(timeout_s: float, cond, what: str):
-    deadline = time.time() + timeout_s
-    while time.time() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")
 
 
 class Nodes:
