@@ -68,12 +68,13 @@ export function JAVA() {
  * Starts the server on an ephemeral loopback port and waits for its listening line.
  * @param {string[]} [flags]  extra flags, e.g. ["--retention", "300ms"]
  */
-export async function startServer(flags = []) {
+export async function startServer(flags = [], { secret: sharedSecret } = {}) {
   if (!existsSync(JAR)) {
     throw new Error(`IQ-Stream jar not found at ${JAR}: build it (../../iqstream build, or mvn -pl server -am package) or set IQSTREAM_JAR`);
   }
-  const secret = randomBytes(32).toString("hex"); // 64 bytes of UTF-8
-  const args = ["-jar", JAR, "serve", "--host", "127.0.0.1", "--port", "0", "--jwt-secret", secret, ...flags];
+  const secret = sharedSecret ?? randomBytes(32).toString("hex"); // 64 bytes of UTF-8
+  const port0 = flags.includes("--port") ? [] : ["--port", "0"]; // a cluster node names its own port
+  const args = ["-jar", JAR, "serve", "--host", "127.0.0.1", ...port0, "--jwt-secret", secret, ...flags];
   const child = spawn(JAVA(), args, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const port = await new Promise((resolve, reject) => {
@@ -191,11 +192,12 @@ export function publishStreaming(server, runId, events, { gapMs = 5, waitBefore 
  * as a network drop does.
  */
 export async function startProxy(targetPort) {
+  let target = targetPort;
   const sockets = new Set();
   let connections = 0;
   const server = net.createServer((client) => {
     connections++;
-    const upstream = net.connect(targetPort, "127.0.0.1");
+    const upstream = net.connect(target, "127.0.0.1");
     sockets.add(client);
     sockets.add(upstream);
     client.pipe(upstream);
@@ -216,6 +218,8 @@ export async function startProxy(targetPort) {
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     get connections() { return connections; },
+    /** New connections go to `port` from now on (a balancer whose node died). */
+    retarget(port) { target = port; },
     cut() {
       for (const s of sockets) s.destroy();
       sockets.clear();

@@ -16,6 +16,11 @@
  * - A POST that fails on the network is retried with the same `Last-Event-ID`; a `409 event_id_mismatch` whose
  *   `lastEventId` falls inside the batch means the server took part of it before the break, and the rest is
  *   sent after that id. Anything else is an {@link IqStreamDurabilityError}.
+ * - **Restore.** The log keeps the run's event lines (from id 1, at most `restoreBufferBytes`, 8 MiB; a run is
+ *   typically tens of KiB). When no node holds the run any more (its node died behind a cluster: `409 run_lost`)
+ *   it restores it: one POST with `X-IQStream-Restore: N` and `Last-Event-ID: 0` whose body is events 1..N again
+ *   (the same ids, so the offsets stay valid), the pending batch at its end (docs/DEPLOY.md, "Restore: the
+ *   protocol"). A keep-alive that meets `run_lost` restores at once, so readers waiting to resume get the rest.
  * - Confined to the caller's event loop; no state is shared between instances (each request builds its own).
  *
  * @module
@@ -26,13 +31,14 @@ import { SseParser } from "@iqstream/client/sse";
 import { IqStreamDurabilityError } from "./errors.js";
 
 const NETWORK_RETRIES_MS = [50, 250, 1000];
+const UTF8 = new TextEncoder();
 
 export class RunLog {
   /**
    * @param {{ baseUrl: string, iqRunId: string, token?: string | (() => string | Promise<string>),
    *           leaseMs: number, maxPauseMs: number, fetch: typeof fetch }} options
    */
-  constructor({ baseUrl, iqRunId, token, leaseMs, maxPauseMs, fetch }) {
+  constructor({ baseUrl, iqRunId, token, leaseMs, maxPauseMs, fetch, restoreBufferBytes = 8 << 20 }) {
     this.baseUrl = baseUrl.replace(/\/+$/, "");
     this.iqRunId = iqRunId;
     this.token = token;
@@ -49,6 +55,12 @@ export class RunLog {
     this.queue = Promise.resolve();
     this.keepAliveTimer = undefined;
     this.closed = false;
+    /** Every event line the run holds, from id 1, to restore it (null: not kept, or past the cap). */
+    this.kept = restoreBufferBytes > 0 ? [] : null;
+    this.keptBytes = 0;
+    this.restoreBufferBytes = restoreBufferBytes;
+    /** Times the run was restored after the node holding it was lost. */
+    this.restores = 0;
   }
 
   async headers(extra = {}) {
@@ -70,50 +82,82 @@ export class RunLog {
    * @returns {Promise<number[]>}
    */
   append(lines, expectLastEventId) {
-    return this.enqueue(async () => {
-      const first = expectLastEventId ?? this.lastEventId;
-      let sent = 0; // lines IQ-Stream is known to hold
-      let attempt = 0;
-      while (true) {
-        let answer;
-        try {
-          answer = await this.post(lines.slice(sent), first + sent);
-        } catch (cause) {
-          if (attempt >= NETWORK_RETRIES_MS.length) {
-            throw new IqStreamDurabilityError(`publishing to run '${this.iqRunId}' failed: ${cause?.message ?? cause}`, { runId: this.iqRunId, cause });
-          }
-          await new Promise((r) => setTimeout(r, NETWORK_RETRIES_MS[attempt++]));
-          continue;
-        }
-        const { status, body } = answer;
-        if (status === 409 && body?.error === "event_id_mismatch" && attempt > 0
-            && body.lastEventId > first + sent && body.lastEventId <= first + lines.length) {
-          sent = body.lastEventId - first; // the broken request got that far
-          if (sent === lines.length) break;
-          continue;
-        }
-        if (status !== 200) throw this.refusal("publishing", status, body);
-        if (body.lastEventId !== first + lines.length) {
-          throw new IqStreamDurabilityError(
-            `run '${this.iqRunId}': IQ-Stream holds ${body.lastEventId} events after appending ${lines.length} to ${first}`,
-            { status, runId: this.iqRunId, lastEventId: body.lastEventId });
-        }
-        if (body.ended) this.ended = true;
-        break;
-      }
-      this.lastEventId = first + lines.length;
-      this.lastAppendAt = Date.now();
-      this.armKeepAlive();
-      return lines.map((_, i) => first + i + 1);
-    });
+    return this.enqueue(() => this.appendNow(lines, expectLastEventId ?? this.lastEventId));
   }
 
-  /** One continuation POST of `lines` after `lastEventId`: { status, body }; throws on a network failure. */
-  async post(lines, lastEventId) {
+  /** {@link append} without the queue: for a task already queued. */
+  async appendNow(lines, first) {
+    // the kept lines hold ids 1..first: a lost run can be restored with them
+    const restorable = () => this.kept !== null && this.kept.length === first;
+    const from = (held) => (held >= first ? lines.slice(held - first) : this.kept.slice(held).concat(lines));
+    let held = first; // the server is known to hold ids 1..held
+    let attempt = 0;
+    let restoring = false;
+    while (true) {
+      let answer;
+      try {
+        answer = restoring
+          ? await this.post(this.kept.concat(lines), 0, first + lines.length)
+          : await this.post(from(held), held);
+      } catch (cause) {
+        if (attempt >= NETWORK_RETRIES_MS.length) {
+          throw new IqStreamDurabilityError(`publishing to run '${this.iqRunId}' failed: ${cause?.message ?? cause}`, { runId: this.iqRunId, cause });
+        }
+        await new Promise((r) => setTimeout(r, NETWORK_RETRIES_MS[attempt++]));
+        restoring = false;
+        continue;
+      }
+      const { status, body } = answer;
+      if (status === 409 && body?.error === "event_id_mismatch" && attempt > 0
+          && body.lastEventId <= first + lines.length
+          && (body.lastEventId > held || (restorable() && body.lastEventId >= 0))) {
+        held = body.lastEventId; // the broken request (or restore) got that far
+        if (held === first + lines.length) break;
+        continue;
+      }
+      if (status === 409 && body?.error === "run_lost" && restorable() && !restoring) {
+        restoring = true; // no node holds the run any more: resend it from id 1, then the batch
+        this.restores++;
+        continue;
+      }
+      if (status !== 200) throw this.refusal("publishing", status, body);
+      if (body.lastEventId !== first + lines.length) {
+        throw new IqStreamDurabilityError(
+          `run '${this.iqRunId}': IQ-Stream holds ${body.lastEventId} events after appending ${lines.length} to ${first}`,
+          { status, runId: this.iqRunId, lastEventId: body.lastEventId });
+      }
+      if (body.ended) this.ended = true;
+      break;
+    }
+    this.keep(lines, first);
+    this.lastEventId = first + lines.length;
+    this.lastAppendAt = Date.now();
+    this.armKeepAlive();
+    return lines.map((_, i) => first + i + 1);
+  }
+
+  /** Keeps appended lines for a restore (while they continue the kept ones and stay under the cap). */
+  keep(lines, first) {
+    if (this.kept === null) return;
+    if (this.kept.length !== first) {
+      this.kept = null; // appended after ids this log does not hold: it cannot restore the run
+      return;
+    }
+    for (const line of lines) this.keptBytes += UTF8.encode(line).length + 1;
+    if (this.keptBytes > this.restoreBufferBytes) this.kept = null;
+    else this.kept.push(...lines);
+  }
+
+  /**
+   * One continuation POST of `lines` after `lastEventId` (`restoreTo` > 0: a restore of ids 1..restoreTo):
+   * { status, body }; throws on a network failure.
+   */
+  async post(lines, lastEventId, restoreTo = 0) {
     const headers = await this.headers({
       "Content-Type": "application/x-ndjson",
       "Last-Event-ID": String(lastEventId),
     });
+    if (restoreTo > 0) headers["X-IQStream-Restore"] = String(restoreTo);
     if (this.leaseMs > 0) headers["X-IQStream-Publisher-Lease"] = `${this.leaseMs}ms`;
     const response = await this.fetch(`${this.runUrl}/events`, {
       method: "POST",
@@ -136,6 +180,11 @@ export class RunLog {
       this.enqueue(async () => {
         if (this.ended || this.closed) return;
         const { status, body } = await this.post([], this.lastEventId);
+        if (status === 409 && body?.error === "run_lost" && this.kept !== null
+            && this.kept.length === this.lastEventId) {
+          await this.appendNow([], this.lastEventId); // its node died: restore it now, readers are waiting
+          return;
+        }
         if (status === 200) {
           if (body.ended) this.ended = true;
         } else {

@@ -29,11 +29,20 @@ import java.util.concurrent.locks.ReentrantLock;
  * while the model is quiet.
  *
  * <p>Every request carries {@code Last-Event-ID}: the run's event count this publisher believes
- * the request starts at. If the run is gone (its node died, or it was dropped) the server answers
- * 409 {@code run_lost}; if it holds another count (someone else appended), 409 {@code
- * event_id_mismatch} with the actual id. Both fail the publisher with {@link
- * IqStreamHttpException} ({@link IqStreamHttpException#errorCode()}); the run is never silently
- * restarted at id 1.
+ * the request starts at. If it holds another count (someone else appended), the server answers 409
+ * {@code event_id_mismatch} with the actual id, which fails the publisher with {@link
+ * IqStreamHttpException} ({@link IqStreamHttpException#errorCode()}).
+ *
+ * <p><b>Restore.</b> A publisher that wrote the run from its first event keeps every event line it
+ * sent until the run ends (the same arrays as the unconfirmed ones, no copy; at most {@link
+ * IqStreamClient.Builder#restoreBuffer}, 8 MiB by default). If the node that held the run dies
+ * (no node holds it any more: the status is 404, or a request is answered 409 {@code run_lost}),
+ * it restores the run on its new owner: one request with {@code X-IQStream-Restore: N} (N = the
+ * events it sent) and {@code Last-Event-ID: 0} whose body resends events 1..N (so they get the
+ * same ids) and then goes on with new ones. Readers that resume with {@code Last-Event-ID} wait
+ * for the restore and get exactly the rest. A publisher that joined a run someone else began, or
+ * whose events passed the cap, cannot restore: it fails with 409 {@code run_lost}, and the run is
+ * never silently restarted at id 1.
  *
  * <p>Refusals a retry cannot fix (400 bad event, 401, 403, 409 run_ended, 413 ...) fail the
  * publisher with {@link IqStreamHttpException}: the next {@code send} or {@code finish} throws
@@ -54,6 +63,14 @@ public final class RunPublisher implements AutoCloseable {
   private final ReentrantLock lock = new ReentrantLock();
   /** Event lines of the current request that the server has not confirmed yet. */
   private final ArrayList<byte[]> unconfirmed = new ArrayList<>();
+  /**
+   * Every event line of the run since its first event, kept to restore it on a new node if its
+   * node dies; null when this publisher cannot restore (it joined a run begun elsewhere, or the
+   * lines passed the client's restore buffer).
+   */
+  private ArrayList<byte[]> kept;
+  private long keptBytes;
+  private int restores;
   /** The run's event count when the current request began. */
   private long baseEventCount;
   private EventBodyPublisher body;
@@ -78,6 +95,7 @@ public final class RunPublisher implements AutoCloseable {
       throw new IqStreamHttpException(runId, 409, "run_ended", "the run has already ended", 0, null);
     }
     this.baseEventCount = status == null ? 0 : status.events();
+    this.kept = baseEventCount == 0 && client.restoreBufferBytes() > 0 ? new ArrayList<>() : null;
     lock.lock();
     try {
       startRequest(baseEventCount);
@@ -125,6 +143,16 @@ public final class RunPublisher implements AutoCloseable {
     }
   }
 
+  /** Times this publisher restored its run on a new node after the one holding it was lost. */
+  public int restores() {
+    lock.lock();
+    try {
+      return restores;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** HTTP requests this publisher has used (1 unless a broken request was replaced). */
   public int requestsStarted() {
     lock.lock();
@@ -152,6 +180,7 @@ public final class RunPublisher implements AutoCloseable {
       ensureOpen();
       checkResponse();
       unconfirmed.add(line);
+      keep(line);
       eventsSent++;
       body.offer(line); // if the request just broke, the line is resent by the recovery
       return this;
@@ -188,6 +217,7 @@ public final class RunPublisher implements AutoCloseable {
         if (r != null && r.statusCode() == 200) {
           result = client.parseResult(runId, r.body());
           unconfirmed.clear();
+          kept = null;
         } else {
           handleOutcome(r, error);
         }
@@ -233,15 +263,31 @@ public final class RunPublisher implements AutoCloseable {
     if (result != null || completing) throw new IllegalStateException("the publish of run '" + runId + "' is finished");
   }
 
+  /** Keeps {@code line} for a restore, or stops keeping once the lines pass the cap. */
+  private void keep(byte[] line) {
+    if (kept == null) return;
+    keptBytes += line.length;
+    if (keptBytes > client.restoreBufferBytes()) {
+      kept = null; // past the cap: a lost node ends this run as before (run_lost)
+    } else {
+      kept.add(line);
+    }
+  }
+
   private void startRequest(long lastEventId) {
+    startRequest(lastEventId, 0);
+  }
+
+  /** {@code restoreTo} &gt; 0: a restore of the run's first {@code restoreTo} events (resent first). */
+  private void startRequest(long lastEventId, long restoreTo) {
     EventBodyPublisher next = new EventBodyPublisher();
-    HttpRequest request = client.request(client.eventsUri(runId))
+    HttpRequest.Builder b = client.request(client.eventsUri(runId))
         .header("Content-Type", "application/x-ndjson")
         // the last id this publisher believes the run has: the server refuses with 409 run_lost /
         // event_id_mismatch instead of starting a fresh run or appending at the wrong place
-        .header("Last-Event-ID", Long.toString(lastEventId))
-        .POST(next)
-        .build();
+        .header("Last-Event-ID", Long.toString(lastEventId));
+    if (restoreTo > 0) b.header("X-IQStream-Restore", Long.toString(restoreTo));
+    HttpRequest request = b.POST(next).build();
     body = next;
     requestsStarted++;
     CompletableFuture<HttpResponse<String>> future =
@@ -291,6 +337,10 @@ public final class RunPublisher implements AutoCloseable {
       IqStreamHttpException refused = client.httpError(runId, r);
       boolean retryable = r.statusCode() >= 500
           || (r.statusCode() == 409 && "publisher_active".equals(refused.errorCode()) && requestsStarted > 1);
+      if (r.statusCode() == 409 && "run_lost".equals(refused.errorCode()) && kept != null) {
+        restore();
+        return;
+      }
       if (!retryable) throw fail(refused);
       recover(refused, refused.retryAfter().orElse(Duration.ZERO));
     } else if (error instanceof IOException || error instanceof CancellationException) {
@@ -340,6 +390,12 @@ public final class RunPublisher implements AutoCloseable {
         last = new IqStreamException("the broken request is still open at the server", runId, cause);
         continue;
       }
+      if (status == null && (baseEventCount > 0 || mayHaveEvents) && kept != null) {
+        // no node holds the run any more (the status of a lost run is 404 only once every live
+        // node said so): restore it from the kept events, then go on
+        restore();
+        return;
+      }
       if (status == null && (baseEventCount > 0 || mayHaveEvents)) {
         // no node holds a run that had (or may have had) events: its node died, or it was
         // dropped. A new request with Last-Event-ID (at least 1) lets the server say so (409
@@ -381,6 +437,21 @@ public final class RunPublisher implements AutoCloseable {
       if (completing) body.complete();
       return;
     }
+  }
+
+  /**
+   * Restores the run on its new owner: a request with {@code X-IQStream-Restore} that resends every
+   * kept event from id 1 (the same ids), then carries the new ones.
+   */
+  private void restore() {
+    restores++;
+    mayHaveEvents = false;
+    baseEventCount = 0;
+    unconfirmed.clear();
+    unconfirmed.addAll(kept);
+    startRequest(0, kept.size());
+    for (byte[] line : unconfirmed) body.offer(line);
+    if (completing) body.complete();
   }
 
   /** Whether the ended run's last event is the server's stop; false when that cannot be read now. */

@@ -145,12 +145,14 @@ class RunPublisherTest {
   }
 
   @Test
-  void aRunWhoseNodeIsGoneFailsWithRunLostNeverAFreshRun() throws Exception {
+  void aRunWhoseNodeIsGoneFailsWithRunLostNeverAFreshRunWhenItsEventsWereNotKept() throws Exception {
     // the proxy is later switched to another node with the same key and no runs, as a balancer
     // does when the run's node dies
     String runId = newRunId();
     try (TcpProxy toA = new TcpProxy(server.port)) {
-      IqStreamClient client = server.client(toA.baseUri(), server.publishToken());
+      // restores off (restoreBuffer 0): a publisher that kept no events cannot restore the run
+      IqStreamClient client = IqStreamClient.builder(toA.baseUri()).token(server.publishToken())
+          .retry(8, Duration.ofMillis(100), Duration.ofSeconds(1)).restoreBuffer(0).build();
       // one streaming request from the run's start: the publisher holds no confirmed count (0)
       RunPublisher run = client.openRun(runId);
       run.send(AgUiEvents.runStarted("t", runId));

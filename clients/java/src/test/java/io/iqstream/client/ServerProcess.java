@@ -71,7 +71,10 @@ final class ServerProcess implements AutoCloseable {
     }
     String java = ProcessHandle.current().info().command().orElse("java");
     List<String> command = new ArrayList<>(List.of(java, "-Dio.netty.leakDetection.level=paranoid", "-jar", jar.toString(), "serve",
-        "--host", "127.0.0.1", "--port", "0", "--jwt-secret", secret));
+        "--host", "127.0.0.1", "--jwt-secret", secret));
+    if (!List.of(flags).contains("--port")) {
+      command.addAll(List.of("--port", "0"));
+    }
     if (!List.of(flags).contains("--warmup")) {
       command.addAll(List.of("--warmup", "0")); // the client's tests do not need the server's JIT warm-up
     }
@@ -120,6 +123,11 @@ final class ServerProcess implements AutoCloseable {
 
   IqStreamClient client(URI base, String token) {
     return IqStreamClient.builder(base).token(token).retry(8, java.time.Duration.ofMillis(100), java.time.Duration.ofSeconds(1)).build();
+  }
+
+  /** SIGKILL: the node dies at once, with its runs (what a crash or an OOM kill does). */
+  void kill() throws InterruptedException {
+    process.destroyForcibly().waitFor();
   }
 
   @Override

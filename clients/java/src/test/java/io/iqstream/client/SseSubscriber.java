@@ -17,11 +17,17 @@ final class SseSubscriber implements AutoCloseable {
   private final CompletableFuture<Void> done;
 
   SseSubscriber(URI base, String runId, String token) {
+    this(base, runId, token, 0);
+  }
+
+  /** A reader that resumes after {@code lastEventId} (0: from the start). */
+  SseSubscriber(URI base, String runId, String token, long lastEventId) {
     HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-    HttpRequest request = HttpRequest.newBuilder(URI.create(base + "/v1/runs/" + runId + "/events"))
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + "/v1/runs/" + runId + "/events"))
         .header("Authorization", "Bearer " + token)
-        .header("Accept", "text/event-stream")
-        .build();
+        .header("Accept", "text/event-stream");
+    if (lastEventId > 0) b.header("Last-Event-ID", Long.toString(lastEventId));
+    HttpRequest request = b.build();
     done = http.sendAsync(request, HttpResponse.BodyHandlers.ofLines()).thenAccept(response -> {
       if (response.statusCode() != 200) throw new IllegalStateException("subscribe answered " + response.statusCode());
       long[] id = {0};

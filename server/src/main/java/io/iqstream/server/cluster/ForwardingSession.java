@@ -19,6 +19,7 @@ import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.util.ArrayDeque;
 import java.util.function.Consumer;
+import java.util.function.BooleanSupplier;
 
 /**
  * One run request relayed to the peer that holds the run: the request head (with the peer header, so it is not
@@ -54,10 +55,14 @@ final class ForwardingSession implements Relay {
     private boolean done;
     /** Waits for the answer to be whole: a request pipelined behind this one (see {@link Relay#whenDone}). */
     private Consumer<Boolean> whenDone;
+    /** Asked when the peer cannot be reached before anything was relayed: true when it took the request over. */
+    private final BooleanSupplier unreachable;
 
     private ForwardingSession(ChannelHandlerContext client, HttpRequest request, Member target, PeerChannels peers,
-            Membership membership, HttpReplies replies, PeerAuth auth, ClusterMetrics metrics, boolean keepAlive) {
+            Membership membership, HttpReplies replies, PeerAuth auth, ClusterMetrics metrics, boolean keepAlive,
+            boolean placed, BooleanSupplier unreachable) {
         this.client = client;
+        this.unreachable = unreachable;
         this.metrics = metrics;
         this.target = target;
         this.peers = peers;
@@ -71,6 +76,10 @@ final class ForwardingSession implements Relay {
             headers.remove(hop);
         }
         headers.remove(PeerAuth.PROOF);
+        headers.remove(Cluster.PLACED);
+        if (placed) {
+            headers.set(Cluster.PLACED, "1");
+        }
         this.signed = auth.sign(target, request.method().name(), request.uri(), System.currentTimeMillis());
         this.auth = auth;
         headers.set(PeerAuth.HEADER, signed.header());
@@ -80,12 +89,16 @@ final class ForwardingSession implements Relay {
         this.outgoing = new DefaultHttpRequest(request.protocolVersion(), request.method(), request.uri(), headers);
     }
 
-    /** Starts relaying {@code request} to {@code target}. On the client's (the run's worker) loop. */
+    /**
+     * Starts relaying {@code request} to {@code target}. On the client's (the run's worker) loop. {@code
+     * unreachable} is asked, when the peer cannot be reached or closes before anything was relayed, whether it
+     * takes the request over (a read that looks for its run again); false: the client gets 503.
+     */
     static ForwardingSession start(ChannelHandlerContext client, HttpRequest request, Member target,
             PeerChannels peers, Membership membership, HttpReplies replies, PeerAuth auth, ClusterMetrics metrics,
-            boolean keepAlive) {
+            boolean keepAlive, boolean placed, BooleanSupplier unreachable) {
         ForwardingSession s = new ForwardingSession(client, request, target, peers, membership, replies, auth,
-                metrics, keepAlive);
+                metrics, keepAlive, placed, unreachable);
         peers.acquire(client.channel().eventLoop(), target, s, s::connected);
         return s;
     }
@@ -97,6 +110,9 @@ final class ForwardingSession implements Relay {
             releasePending();
             if (!done) {
                 done = true;
+                if (unreachable.getAsBoolean()) {
+                    return;
+                }
                 replies.error(client, null, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
                         "the node that serves this run (" + target + ") cannot be reached: "
                                 + (cause == null ? "closed" : cause.getMessage()) + "; retry", false);
@@ -215,6 +231,18 @@ final class ForwardingSession implements Relay {
             finished(false);
             return;
         }
+        if (msg instanceof HttpResponse r && r.status().code() == 404 && r.headers().contains(Cluster.NOT_HELD)) {
+            // the node this was relayed to (from memory) does not hold the run: look again, or the client retries
+            ReferenceCountUtil.release(msg);
+            done = true;
+            releasePending();
+            peer.close();
+            if (!unreachable.getAsBoolean()) {
+                replies.error(client, null, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
+                        "run moved: the node remembered for it (" + target + ") no longer holds it; retry", false);
+            }
+            return;
+        }
         if (msg instanceof HttpResponse r) {
             responseStarted = true;
             responseKeepAlive = HttpUtil.isKeepAlive(r);
@@ -276,7 +304,7 @@ final class ForwardingSession implements Relay {
             // publisher then asks where the run stands, and gets run_lost if it died with the peer)
             client.flush();
             client.close();
-        } else {
+        } else if (!unreachable.getAsBoolean()) {
             replies.error(client, null, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
                     "the node that serves this run (" + target + ") closed the connection; retry", false);
         }

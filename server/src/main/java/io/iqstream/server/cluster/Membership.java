@@ -26,40 +26,69 @@ import org.slf4j.LoggerFactory;
  * {@code --peers} host (a DNS name may list many addresses: a Kubernetes headless Service), adds this node's own
  * {@code --advertise}, and asks every member {@code GET /readyz}, signed ({@link PeerAuth}): an answer without proof
  * of the cluster secret is no member at all (never ready, never alive: nothing is sent to it); 200 is
- * <em>ready</em> (takes new runs), any other proven answer is <em>alive</em> (holds runs, takes none: draining or at its memory budget); a refused connection
- * is dead at once, no answer {@link #FAILS_TO_DEAD} times in a row (a stalled node) is dead; a member that misses
- * fewer probes keeps its state, and this node never counts itself dead. The result is an immutable {@link View}, published through a
- * volatile field.
+ * <em>ready</em> (takes new runs), any other proven answer is <em>alive</em> (holds runs, takes none: draining or at
+ * its memory budget). A connection refused twice in a row, a probe interval apart (nothing listens: the process
+ * is gone), is dead.
  *
- * <p>The view also remembers the last {@link #HISTORY} distinct ready sets: a run created under an older set is
- * looked for at its owner under that set (see {@link RunLocator}) for {@link #HISTORY_NANOS}, so a membership
- * change costs a lookup only
- * for runs that are not where the current set puts them, never a broadcast on the hot path.
+ * <p><b>Suspicion before a drop.</b> A probe that gets no answer in time — a JVM pause, a starved CPU on either
+ * side, a slow network — is a miss, never a refusal (the JDK client reports a timeout before the connection is
+ * made as a {@code ConnectException} cause: that is still a timeout here). A member that misses probes is
+ * <em>suspected</em> and keeps its state (ready stays ready: runs are still placed on it, lookups still ask it);
+ * it is dropped only when it has not answered for {@link #DEAD_AFTER_MS} and missed at least {@link #MIN_MISSES}
+ * probes in a row. A failed forward ({@link #suspect}) only asks for an early probe. This node never counts itself
+ * dead.
  *
- * <p>Threads: one daemon scheduler thread probes (with the JDK's HTTP client); {@link #view()} and
- * {@link #suspect} are for any thread.
+ * <p><b>Views that disagree.</b> Each node's {@code /readyz} answer to a peer carries its ready set
+ * ({@link #VIEW_HEADER}); {@link #disagreeing()} counts the peers whose last set differs from this node's. Views
+ * may disagree for a while (a probe seen by one node and not another); a run is still found wherever it is held,
+ * because {@link RunLocator} asks every live member about a run that is not here — the owner of a new run is the
+ * only thing the ready set decides.
+ *
+ * <p>Threads: one daemon scheduler thread probes (with the JDK's HTTP client); {@link #view()},
+ * {@link #disagreeing()} and {@link #suspect} are for any thread.
  */
 public final class Membership implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Membership.class);
     static final long PROBE_INTERVAL_MS = 500;
-    /** Probes without an answer (timeouts: a busy node) before a member counts as dead. */
-    static final int FAILS_TO_DEAD = 6;
     static final long PROBE_TIMEOUT_MS = 1500;
+    /**
+     * How long a member may go without answering before it counts as dead. Measured (docs/DEPLOY.md, "Pause,
+     * starvation, death"): on a 2-CPU machine with two busy loops a probe answer took up to ~2 s, a SIGSTOP of 3 s
+     * plus a GC pause must pass; 10 s leaves room for both and still lets a stalled node's runs move within seconds.
+     */
+    static final long DEAD_AFTER_MS = 10_000;
+    /** Refused connections in a row (one probe interval apart) that make a member dead: nothing listens there. */
+    static final int REFUSALS_TO_DEAD = 2;
+    /** Misses in a row needed as well as {@link #DEAD_AFTER_MS} (a prober that itself stalled misses one round). */
+    static final int MIN_MISSES = 3;
+    /** The header of a {@code /readyz} answer to a peer: the answering node's ready set, comma-separated. */
+    public static final String VIEW_HEADER = "X-IQStream-View";
     /** {@link #probe} result for a refused connection: nothing listens there, dead at once. */
     private static final int REFUSED = -2;
     /** {@link #probe} result for an answer without proof of the secret: not a member, at once. */
     private static final int UNPROVEN = -3;
-    static final int HISTORY = 8;
-    /** How long an earlier ready set is remembered: runs created under it are looked for at its owners. */
-    static final long HISTORY_NANOS = TimeUnit.HOURS.toNanos(1);
+    /** {@link #probe} result for no answer in time (or any other failure): a miss. */
+    private static final int MISSED = -1;
 
-    /** One published state of the cluster. */
-    public record View(Member self, List<Member> ready, Set<Member> alive, List<List<Member>> previous) {
+    /** One published state of the cluster: {@code suspected} are alive members that missed their latest probes. */
+    public record View(Member self, List<Member> ready, Set<Member> alive, Set<Member> suspected) {
         /** The members that may take a new run: the ready ones, or the alive ones if none is ready. */
         public List<Member> forNewRuns() {
             return ready.isEmpty() ? new ArrayList<>(alive) : ready;
         }
+
+        /** The ready set as {@link #VIEW_HEADER} carries it. */
+        public String readyKeys() {
+            StringBuilder sb = new StringBuilder();
+            for (Member m : ready) {
+                sb.append(sb.isEmpty() ? "" : ",").append(m.key());
+            }
+            return sb.toString();
+        }
     }
+
+    /** A probe's outcome: the status (or a negative {@code REFUSED}, {@code UNPROVEN}, {@code MISSED}), the view. */
+    private record Answer(int code, String view) {}
 
     private final Member self;
     private final PeerAuth auth;
@@ -69,21 +98,27 @@ public final class Membership implements AutoCloseable {
     private final HttpClient http;
     private final ClusterMetrics metrics;
     private final ScheduledExecutorService scheduler;
-    private final Map<Member, Integer> failures = new HashMap<>();
+    /** Probes missed in a row, per member. Scheduler thread only. */
+    private final Map<Member, Integer> misses = new HashMap<>();
+    /** Refused connections in a row, per member. Scheduler thread only. */
+    private final Map<Member, Integer> refusals = new HashMap<>();
+    /** When each member last answered (or, never answered, when it was first probed). Scheduler thread only. */
+    private final Map<Member, Long> answeredAtNanos = new HashMap<>();
+    /** Each peer's last reported ready set. Scheduler thread only. */
+    private final Map<Member, String> peerViews = new HashMap<>();
     private volatile View view;
-    private boolean probed;
-    /** {@link #probed}, for any thread: false until every member answered once or is surely dead. */
+    private volatile int disagreeing;
+    /** False until every member answered once or is surely dead. */
     private volatile boolean settled;
-    /** When each entry of the view's history was replaced, newest first. Scheduler thread only. */
-    private final List<Long> replacedAtNanos = new ArrayList<>();
+    private volatile boolean earlyProbeQueued;
 
     public Membership(Member self, List<String> peers, PeerAuth auth, ClusterMetrics metrics) {
         this.self = self;
         this.auth = auth;
         this.peers = List.copyOf(peers);
         this.metrics = metrics;
-        this.view = new View(self, List.of(self), Set.of(self), List.of());
-        metrics.members(1, 1);
+        this.view = new View(self, List.of(self), Set.of(self), Set.of());
+        metrics.members(1, 1, 0);
         this.http = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(1000)).build();
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "iqstream-membership");
@@ -105,6 +140,11 @@ public final class Membership implements AutoCloseable {
         return view;
     }
 
+    /** How many peers' last reported ready set differs from this node's. Any thread. */
+    public int disagreeing() {
+        return disagreeing;
+    }
+
     /**
      * True once a probe round heard from every member (or found it surely dead): before that, this node's view may
      * lack members that hold runs or own new ones, so it must not place or look up a run on its own. Any thread.
@@ -113,21 +153,18 @@ public final class Membership implements AutoCloseable {
         return settled;
     }
 
-    /** A peer could not be reached by a forward: treat it as dead until a probe finds it again. Any thread. */
+    /**
+     * A forward to {@code member} failed: probe now rather than at the next interval. A refusal drops it at once;
+     * a timeout is one more miss (a starved peer is not dropped on one failed connection). Any thread.
+     */
     public void suspect(Member member) {
-        if (member.equals(self)) {
+        if (member.equals(self) || earlyProbeQueued) {
             return;
         }
+        earlyProbeQueued = true;
         scheduler.execute(() -> {
-            View v = view;
-            if (v.alive().contains(member)) {
-                failures.put(member, FAILS_TO_DEAD);
-                Set<Member> alive = new TreeSet<>(v.alive());
-                alive.remove(member);
-                List<Member> ready = new ArrayList<>(v.ready());
-                ready.remove(member);
-                publish(ready, alive, probed);
-            }
+            earlyProbeQueued = false;
+            probeSafely();
         });
     }
 
@@ -152,7 +189,7 @@ public final class Membership implements AutoCloseable {
                 LOG.debug("peer {} does not resolve: {}", peer, e.getMessage());
             }
         }
-        Map<Member, CompletableFuture<Integer>> answers = new HashMap<>();
+        Map<Member, CompletableFuture<Answer>> answers = new HashMap<>();
         for (Member m : members) {
             PeerAuth.Signed signed = auth.sign(m, "GET", "/readyz", System.currentTimeMillis());
             HttpRequest r = HttpRequest.newBuilder(URI.create("http://" + m.key() + "/readyz"))
@@ -160,21 +197,25 @@ public final class Membership implements AutoCloseable {
                     .build();
             answers.put(m, http.sendAsync(r, HttpResponse.BodyHandlers.discarding())
                     .thenApply(a -> auth.proves(signed, a.statusCode(), a.headers().firstValue(PeerAuth.PROOF)
-                            .orElse(null)) ? a.statusCode() : UNPROVEN)
-                    .exceptionally(Membership::failure));
+                            .orElse(null)) ? new Answer(a.statusCode(), a.headers().firstValue(VIEW_HEADER)
+                                    .orElse(null)) : new Answer(UNPROVEN, null))
+                    .exceptionally(e -> new Answer(failure(e), null)));
         }
         List<Member> ready = new ArrayList<>();
         Set<Member> alive = new TreeSet<>();
+        Set<Member> suspected = new TreeSet<>();
         View old = view;
+        long now = System.nanoTime();
         boolean definitive = true;
-        for (Map.Entry<Member, CompletableFuture<Integer>> e : answers.entrySet()) {
+        for (Map.Entry<Member, CompletableFuture<Answer>> e : answers.entrySet()) {
             Member m = e.getKey();
-            int code = e.getValue().join();
-            definitive &= code > 0 || code == REFUSED || code == UNPROVEN || m.equals(self)
-                    || failures.getOrDefault(m, 0) + 1 >= FAILS_TO_DEAD;
+            Answer answer = e.getValue().join();
+            int code = answer.code();
+            answeredAtNanos.putIfAbsent(m, now);
             if (code == UNPROVEN && !m.equals(self)) {
                 // answered, but not by a holder of the secret: never a member, and nothing is sent to it
-                failures.remove(m);
+                misses.remove(m);
+                peerViews.remove(m);
                 if (unproven.add(m)) {
                     metrics.failed(ClusterMetrics.Failure.UNPROVEN);
                     LOG.warn("cluster: {} answers /readyz without proof of --cluster-secret: not a member", m);
@@ -185,10 +226,15 @@ public final class Membership implements AutoCloseable {
                 LOG.info("cluster: {} proves the cluster secret again", m);
             }
             if (code > 0) {
-                failures.remove(m);
+                misses.remove(m);
+                refusals.remove(m);
+                answeredAtNanos.put(m, now);
                 alive.add(m);
                 if (code == 200) {
                     ready.add(m);
+                }
+                if (!m.equals(self)) {
+                    peerViews.put(m, answer.view() == null ? "" : answer.view());
                 }
             } else if (m.equals(self)) {
                 // this node is alive by definition; a probe of itself that times out changes nothing
@@ -197,66 +243,74 @@ public final class Membership implements AutoCloseable {
                     ready.add(m);
                 }
             } else {
-                int n = code == REFUSED ? FAILS_TO_DEAD : failures.merge(m, 1, Integer::sum);
-                if (n < FAILS_TO_DEAD && old.alive().contains(m)) {
-                    alive.add(m); // one missed probe (a busy node) changes nothing
-                    if (old.ready().contains(m)) {
-                        ready.add(m);
+                int n = misses.merge(m, 1, Integer::sum);
+                int refusedInRow = code == REFUSED ? refusals.merge(m, 1, Integer::sum) : 0;
+                if (code != REFUSED) {
+                    refusals.remove(m);
+                }
+                boolean silentLong = now - answeredAtNanos.get(m) >= TimeUnit.MILLISECONDS.toNanos(DEAD_AFTER_MS);
+                boolean dead = refusedInRow >= REFUSALS_TO_DEAD || n >= MIN_MISSES && silentLong;
+                if (dead) {
+                    peerViews.remove(m);
+                } else {
+                    // never answered yet and not surely dead: this view may lack a member
+                    definitive &= old.alive().contains(m) || settled;
+                    if (old.alive().contains(m)) {
+                        alive.add(m); // a suspect: missed probes change nothing until it is surely dead
+                        suspected.add(m);
+                        if (old.ready().contains(m)) {
+                            ready.add(m);
+                        }
                     }
                 }
             }
         }
-        failures.keySet().retainAll(members);
-        publish(ready, alive, definitive);
+        misses.keySet().retainAll(members);
+        refusals.keySet().retainAll(members);
+        answeredAtNanos.keySet().retainAll(members);
+        peerViews.keySet().retainAll(alive);
+        publish(ready, alive, suspected, definitive);
     }
-
+    /** A refusal only when the connection was refused; a timeout (connecting or answering) is a miss. */
     private static int failure(Throwable e) {
-        Throwable t = e;
-        while (t.getCause() != null && !(t instanceof java.net.ConnectException)) {
-            t = t.getCause();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.net.http.HttpTimeoutException) {
+                return MISSED; // HttpConnectTimeoutException too: its cause is a ConnectException, yet no refusal
+            }
+            if (t instanceof java.net.ConnectException) {
+                return REFUSED;
+            }
         }
-        return t instanceof java.net.ConnectException ? REFUSED : -1;
+        return MISSED;
     }
 
-    /** Publishes a new view if it differs; a changed ready set goes into the history. Scheduler thread only. */
-    private void publish(List<Member> readyIn, Set<Member> aliveIn, boolean definitive) {
+    /** Publishes a new view if it differs and counts the peers that disagree. Scheduler thread only. */
+    private void publish(List<Member> readyIn, Set<Member> aliveIn, Set<Member> suspected, boolean definitive) {
         List<Member> ready = new ArrayList<>(readyIn);
         ready.sort(null);
         View old = view;
-        long now = System.nanoTime();
-        boolean expired = !replacedAtNanos.isEmpty()
-                && now - replacedAtNanos.get(replacedAtNanos.size() - 1) > HISTORY_NANOS;
-        if (old.ready().equals(ready) && old.alive().equals(aliveIn) && !expired) {
-            settled |= definitive; // a node alone, its peers refused: settled, with nothing to remember
+        settled |= definitive;
+        View next = new View(self, List.copyOf(ready), Set.copyOf(aliveIn), Set.copyOf(suspected));
+        int differ = 0;
+        for (String v : peerViews.values()) {
+            if (!v.equals(next.readyKeys())) {
+                differ++;
+            }
+        }
+        disagreeing = differ;
+        metrics.members(aliveIn.size(), ready.size(), suspected.size());
+        metrics.viewsDisagreeing(differ);
+        if (!old.suspected().equals(next.suspected())) {
+            LOG.info("cluster: suspected (missed probes, kept) {}", new TreeSet<>(suspected));
+        }
+        if (old.ready().equals(next.ready()) && old.alive().equals(next.alive())) {
+            if (!old.suspected().equals(next.suspected())) {
+                view = next;
+            }
             return;
         }
-        List<List<Member>> previous = new ArrayList<>(old.previous());
-        if (!probed && definitive && ready.contains(self) && ready.size() > 1) {
-            // joining (the first view where every member answered or is surely dead): the runs already in the
-            // cluster were placed without this node
-            List<Member> without = new ArrayList<>(ready);
-            without.remove(self);
-            previous.add(List.copyOf(without));
-            replacedAtNanos.add(now);
-        } else if (probed && !old.ready().equals(ready) && !old.ready().isEmpty()) {
-            int at = previous.indexOf(old.ready());
-            if (at >= 0) {
-                previous.remove(at);
-                replacedAtNanos.remove(at);
-            }
-            previous.add(0, old.ready());
-            replacedAtNanos.add(0, now);
-        }
-        while (!previous.isEmpty() && (previous.size() > HISTORY
-                || now - replacedAtNanos.get(previous.size() - 1) > HISTORY_NANOS)) {
-            previous.remove(previous.size() - 1);
-            replacedAtNanos.remove(replacedAtNanos.size() - 1);
-        }
-        // views before every member answered once (this node alone, a partial set) are no membership to remember
-        probed |= definitive;
-        settled |= probed;
-        view = new View(self, List.copyOf(ready), Set.copyOf(aliveIn), List.copyOf(previous));
-        metrics.members(aliveIn.size(), ready.size());
+        view = next;
+        metrics.viewChanged();
         LOG.info("cluster view: ready {}, alive {}", ready, new TreeSet<>(aliveIn));
     }
 

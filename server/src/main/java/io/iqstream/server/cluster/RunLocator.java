@@ -6,21 +6,26 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 
 /**
- * Finds the node that holds a run this node does not hold, without a broadcast on the hot path:
+ * Finds the node that holds a run this node does not hold:
  * <ol>
  * <li>a run looked up before: the node remembered for it (a small per-loop cache), if still alive;</li>
- * <li>no membership change remembered: the run's rendezvous owner among the nodes that take new runs — where it
- *     was created — with no lookup at all;</li>
- * <li>after a change: the owner under the current set and under each remembered earlier set (alive ones only) are
- *     asked in turn ({@code GET /v1/runs/{id}} with the peer and {@link #LOCATE} headers, answered 200 or 404 by
- *     the peer from its own registry) until one holds it; none does: the current owner (a new run); one gave no
- *     answer (timeout, error) and none said yes: {@link #UNKNOWN}, answered 503 so the client retries.</li>
+ * <li>this node alone in its view: here;</li>
+ * <li>otherwise every other live member is asked at once ({@code GET /v1/runs/{id}} with the peer and
+ *     {@link #LOCATE} headers, answered 200 or 404 by the peer from its own registry): the first that holds it
+ *     wins. None does and all answered: the run's rendezvous owner among the nodes that take new runs (a new
+ *     run). One gave no answer (timeout, error, a suspected node) and none said yes: {@link #UNKNOWN}, answered
+ *     503 so the client retries — never a guess, so a run is never created a second time beside a node that
+ *     holds it and is slow to answer.</li>
  * </ol>
- * A lookup costs one small request per candidate, only for a run that is neither here nor where the current set
- * puts it, and once per run per loop (then cached).
+ * Asking every member, not only the owner under this node's view, is what keeps runs whole when views disagree
+ * (a node that dropped or added a member another node has not): whichever node a run was created on, every node
+ * finds it there, for as long as that node answers. A lookup costs one small request per other member, once per
+ * run per loop (then cached), never per event.
  *
  * <p>Confined to worker loops: the cache is per loop thread; lookups run on the JDK HTTP client's threads and
  * report back through {@link Executor} (the run's loop).
@@ -51,74 +56,69 @@ final class RunLocator {
     /** The decision for a run not held here: a member, {@code self} (serve here), or null (ask {@link #lookup}). */
     Member quick(String runId) {
         Membership.View v = membership.view();
-        Member self = v.self();
         Member cached = cache.get().get(runId);
         if (cached != null && v.alive().contains(cached)) {
             return cached;
         }
-        Member owner = Rendezvous.owner(runId, v.forNewRuns());
-        if (owner == null) {
-            return self;
-        }
-        return candidates(runId, v, owner).isEmpty() ? owner : null;
+        return v.alive().size() <= 1 && v.forNewRuns().size() <= 1 ? v.self() : null;
     }
 
-    /** Earlier owners worth asking: alive, not this node (it has no such run), not the current owner. */
-    private static List<Member> candidates(String runId, Membership.View v, Member owner) {
-        List<Member> out = new ArrayList<>(2);
-        for (List<Member> set : v.previous()) {
-            Member o = Rendezvous.owner(runId, set);
-            if (o != null && !o.equals(v.self()) && !o.equals(owner) && v.alive().contains(o) && !out.contains(o)) {
-                out.add(o);
-            }
-        }
-        return out;
+    /** Forgets where {@code runId} was found (its node no longer holds it). On the loop that looked it up. */
+    void forget(String runId) {
+        cache.get().remove(runId);
     }
 
     /**
-     * Asks the current owner, then the earlier owners, whether they hold {@code runId}; calls {@code found} on
-     * {@code loop} with the first that does (and true), else the current owner or self (and false: no node holds
-     * the run yet), or {@link #UNKNOWN}. {@code authHeaders} are the
-     * client's credentials (name, value pairs), so the peer checks them as for the request itself.
+     * Asks every other live member whether it holds {@code runId}; calls {@code found} on {@code loop} with the
+     * first that does (and true), else — every one said no — the run's owner among the members that take new runs,
+     * or self (and false: no node holds the run yet), or {@link #UNKNOWN}. {@code authHeaders} are the client's
+     * credentials (name, value pairs), so the peer checks them as for the request itself.
      */
     void lookup(String runId, String query, List<String> authHeaders, Executor loop,
             BiConsumer<Member, Boolean> found) {
         Membership.View v = membership.view();
         Member owner = Rendezvous.owner(runId, v.forNewRuns());
-        List<Member> ask = new ArrayList<>(3);
-        if (owner != null && !owner.equals(v.self())) {
-            ask.add(owner);
-        }
-        ask.addAll(candidates(runId, v, owner));
         Member fallback = owner == null ? v.self() : owner;
-        askNext(runId, query, authHeaders, ask, 0, fallback, false, loop, found);
-    }
-
-    private void askNext(String runId, String query, List<String> authHeaders, List<Member> ask, int i,
-            Member fallback, boolean uncertain, Executor loop, BiConsumer<Member, Boolean> found) {
-        if (i == ask.size()) {
-            // a candidate that did not answer may hold the run: never start it elsewhere on a guess
-            Member outcome = uncertain ? UNKNOWN : fallback;
-            loop.execute(() -> found.accept(outcome, false));
+        List<Member> ask = new ArrayList<>(v.alive().size());
+        for (Member m : v.alive()) {
+            if (!m.equals(v.self())) {
+                ask.add(m);
+            }
+        }
+        if (ask.isEmpty()) {
+            loop.execute(() -> found.accept(fallback, false));
             return;
         }
-        Member m = ask.get(i);
         List<String> headers = new ArrayList<>(authHeaders);
         headers.add(LOCATE);
         headers.add("1");
-        requests.get(m, "/v1/runs/" + runId + (query == null ? "" : "?" + query), LOOKUP_TIMEOUT_MS, headers,
-                HttpResponse.BodyHandlers.discarding()).whenComplete((r, e) -> {
-            if (r != null && r.statusCode() == 200) {
-                loop.execute(() -> {
-                    if (!m.equals(membership.self())) {
-                        cache.get().put(runId, m);
+        AtomicInteger remaining = new AtomicInteger(ask.size());
+        AtomicBoolean decided = new AtomicBoolean();
+        AtomicBoolean uncertain = new AtomicBoolean();
+        for (Member m : ask) {
+            requests.get(m, "/v1/runs/" + runId + (query == null ? "" : "?" + query), LOOKUP_TIMEOUT_MS, headers,
+                    HttpResponse.BodyHandlers.discarding()).whenComplete((r, e) -> {
+                if (r != null && r.statusCode() == 200) {
+                    if (decided.compareAndSet(false, true)) {
+                        loop.execute(() -> {
+                            cache.get().put(runId, m);
+                            found.accept(m, true);
+                        });
                     }
-                    found.accept(m, true);
-                });
-            } else {
-                boolean noAnswer = r == null || r.statusCode() != 404;
-                askNext(runId, query, authHeaders, ask, i + 1, fallback, uncertain || noAnswer, loop, found);
-            }
-        });
+                    return;
+                }
+                if (r == null || r.statusCode() != 404) {
+                    // a member that did not answer may hold the run: never start it elsewhere on a guess
+                    uncertain.set(true);
+                    if (e != null) {
+                        membership.suspect(m);
+                    }
+                }
+                if (remaining.decrementAndGet() == 0 && decided.compareAndSet(false, true)) {
+                    Member outcome = uncertain.get() ? UNKNOWN : fallback;
+                    loop.execute(() -> found.accept(outcome, false));
+                }
+            });
+        }
     }
 }

@@ -22,6 +22,8 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One publishing request ({@code POST /v1/runs/{id}/events}) attached to its run: body chunks in, events appended
@@ -37,10 +39,13 @@ import java.util.concurrent.TimeUnit;
  * answered 408 {@code run_idle}, so a stalled publisher cannot hold a run (and its publisher slot) forever.
  */
 public final class PublishSession implements EventSink {
+    private static final Logger LOG = LoggerFactory.getLogger(PublishSession.class);
     /** The publisher's belief of the run's last event id, checked by {@link #continuesRun}. */
     private static final String LAST_EVENT_ID = "Last-Event-ID";
     /** How long the run may go without a publishing request before it ends PUBLISHER_LOST (docs/API.md). */
     static final String PUBLISHER_LEASE = "X-IQStream-Publisher-Lease";
+    /** A publisher restoring a run whose node was lost: the body starts with its events 1..N (the value, N). */
+    public static final String RESTORE = "X-IQStream-Restore";
     private final ChannelHandlerContext ctx;
     private final HttpRequest request;
     private final ServerContext server;
@@ -97,6 +102,11 @@ public final class PublishSession implements EventSink {
             splitter.release();
             return null;
         }
+        long restoreToId = restoreToId(ctx, request, server);
+        if (restoreToId < 0) {
+            splitter.release();
+            return null;
+        }
         RunProtocol protocol = RunProtocol.declaredBy(request.headers());
         if (protocol == null) {
             splitter.release();
@@ -144,7 +154,11 @@ public final class PublishSession implements EventSink {
                         "server is draining: no new runs", false);
                 return null;
             }
-            run = registry.create(runId, protocol);
+            run = registry.create(runId, protocol, restoreToId);
+            if (run != null && restoreToId > 0) {
+                metrics.cluster.restored();
+                LOG.info("run {} restored by its publisher: events 1..{} follow", runId, restoreToId);
+            }
             if (run == null) {
                 splitter.release();
                 metrics.refused(Refusal.OVER_BUDGET);
@@ -165,6 +179,27 @@ public final class PublishSession implements EventSink {
     }
 
     private static final long LEASE_REFUSED = -2;
+
+    /**
+     * The request's {@code X-IQStream-Restore: N} (a publisher restoring a run whose node was lost, the body
+     * starting with its events 1..N): N, 0 when absent, -1 after answering 400 {@code bad_restore} (not an id from
+     * 1 to {@link LastEventId#MAX}, or a {@code Last-Event-ID} other than 0: a restore starts at event 1).
+     */
+    private static long restoreToId(ChannelHandlerContext ctx, HttpRequest request, ServerContext server) {
+        String header = request.headers().get(RESTORE);
+        if (header == null) {
+            return 0;
+        }
+        long n = LastEventId.parse(header);
+        if (n > 0 && LastEventId.parse(request.headers().get(LAST_EVENT_ID)) == 0) {
+            return n;
+        }
+        server.metrics().refused(Refusal.BAD_REQUEST);
+        server.replies().error(ctx, request, "bad_restore", HttpResponseStatus.BAD_REQUEST, RESTORE
+                + " must be the run's last event id before it was lost, from 1 to " + LastEventId.MAX
+                + ", with Last-Event-ID 0 or absent (a restore resends the run from event 1)", false);
+        return -1;
+    }
 
     /**
      * The request's {@code X-IQStream-Publisher-Lease} in milliseconds (a duration as flags take it, {@code 0} to

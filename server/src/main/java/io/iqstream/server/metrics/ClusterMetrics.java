@@ -5,7 +5,8 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * The metrics of the cluster part ({@code --peers}), named once here and rendered by {@link Metrics#render} only
  * on a clustered node: requests relayed to the node that holds their run, by kind; relays that failed, by why;
- * peer connections open; members live and ready as this node's last probe saw them. Any thread ({@link LongAdder}s
+ * peer connections open; members live, ready and suspected as this node's last probe saw them; peers whose
+ * view disagrees, view changes, runs restored. Any thread ({@link LongAdder}s
  * and volatile gauges).
  */
 public final class ClusterMetrics {
@@ -14,8 +15,8 @@ public final class ClusterMetrics {
         /** {@code GET /v1/runs/{id}/events} for a run a peer holds. */
         SUBSCRIBE("subscribe"),
         /**
-         * {@code GET /v1/runs/{id}/events} for a run that a lookup (after a membership change) found on no node: it
-         * waits (--await-run) at the new run's owner. Without a lookup such a request counts as {@link #SUBSCRIBE}.
+         * {@code GET /v1/runs/{id}/events} for a run that no node held when the read came: it waited (--await-run)
+         * at the node it reached, asking the peers, and was relayed to the node where the run appeared.
          */
         AWAIT("await"),
         /** {@code POST /v1/runs/{id}/events}. */
@@ -59,6 +60,10 @@ public final class ClusterMetrics {
     public final LongAdder peerConnectionsOpen = new LongAdder();
     private volatile int membersLive;
     private volatile int membersReady;
+    private volatile int membersSuspected;
+    private volatile int viewsDisagreeing;
+    private final LongAdder viewChanges = new LongAdder();
+    private final LongAdder restores = new LongAdder();
 
     public ClusterMetrics() {
         for (int i = 0; i < forwarded.length; i++) {
@@ -87,10 +92,37 @@ public final class ClusterMetrics {
         return failures[why.ordinal()].sum();
     }
 
-    /** The members of this node's latest view (itself included): alive, and ready (taking new runs). */
-    public void members(int live, int ready) {
+    /**
+     * The members of this node's latest view (itself included): alive, ready (taking new runs), and suspected
+     * (alive members that missed their latest probes, kept until surely dead).
+     */
+    public void members(int live, int ready, int suspected) {
         membersLive = live;
         membersReady = ready;
+        membersSuspected = suspected;
+    }
+
+    /** How many peers last reported a ready set other than this node's. */
+    public void viewsDisagreeing(int peers) {
+        viewsDisagreeing = peers;
+    }
+
+    /** Counts one change of this node's view (its ready or alive set). */
+    public void viewChanged() {
+        viewChanges.increment();
+    }
+
+    public long viewChangeCount() {
+        return viewChanges.sum();
+    }
+
+    /** Counts one run restored here by its publisher ({@code X-IQStream-Restore}) after its node was lost. */
+    public void restored() {
+        restores.increment();
+    }
+
+    public long restoreCount() {
+        return restores.sum();
     }
 
     void render(StringBuilder sb) {
@@ -114,5 +146,15 @@ public final class ClusterMetrics {
         sb.append("# TYPE iqstream_cluster_members gauge\n");
         sb.append("iqstream_cluster_members{state=\"live\"} ").append(membersLive).append('\n');
         sb.append("iqstream_cluster_members{state=\"ready\"} ").append(membersReady).append('\n');
+        sb.append("iqstream_cluster_members{state=\"suspected\"} ").append(membersSuspected).append('\n');
+        Metrics.gauge(sb, "iqstream_cluster_views_disagreeing", "Peers whose last reported ready set differs from"
+                + " this node's (0 when the cluster agrees).", viewsDisagreeing);
+        sb.append("# HELP iqstream_cluster_view_changes_total Changes of this node's view (ready or alive set).\n");
+        sb.append("# TYPE iqstream_cluster_view_changes_total counter\n");
+        sb.append("iqstream_cluster_view_changes_total ").append(viewChanges.sum()).append('\n');
+        sb.append("# HELP iqstream_cluster_restores_total Runs restored here by their publisher after the node that"
+                + " held them was lost.\n");
+        sb.append("# TYPE iqstream_cluster_restores_total counter\n");
+        sb.append("iqstream_cluster_restores_total ").append(restores.sum()).append('\n');
     }
 }

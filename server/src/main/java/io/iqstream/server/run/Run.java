@@ -36,6 +36,7 @@ public final class Run {
     private long startedAtMs;
     private long endedAtMs;
     private long publisherLeaseMs = -1;
+    private long restoreToId;
 
     /** An AG-UI run. */
     public Run(String id, ByteBufAllocator allocator, SegmentCodec codec, SegmentCopies copies, long nowNanos) {
@@ -153,6 +154,19 @@ public final class Run {
 
     public void publisherLeaseMs(long ms) {
         this.publisherLeaseMs = ms;
+    }
+
+    /**
+     * For a run its publisher restores after the node that held it was lost ({@code X-IQStream-Restore: N}): the
+     * last id of the events being restored, N; 0 otherwise. A reader may resume at any id up to it while the
+     * restore is under way (it waits for the rest), not only up to the events already appended.
+     */
+    public long restoreToId() {
+        return restoreToId;
+    }
+
+    public void restoreToId(long id) {
+        this.restoreToId = id;
     }
 
     /** The run's single pending timer (publisher-lost, idle or retention), replaced as the run changes state. */

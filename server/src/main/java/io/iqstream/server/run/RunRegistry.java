@@ -141,6 +141,15 @@ public final class RunRegistry {
 
     /** {@link #create(String)} for a run in {@code protocol}, fixed for its life. */
     public Run create(String runId, RunProtocol protocol) {
+        return create(runId, protocol, 0);
+    }
+
+    /**
+     * {@link #create(String, RunProtocol)} for a run its publisher restores ({@code X-IQStream-Restore}) with its
+     * first {@code restoreToId} events: set before any waiting reader hears of the run, so a reader that resumes
+     * within them waits for them.
+     */
+    public Run create(String runId, RunProtocol protocol, long restoreToId) {
         if (closed) {
             return null;
         }
@@ -155,6 +164,7 @@ public final class RunRegistry {
         Run run = new Run(runId, protocol, allocator, codec, copies, System.nanoTime());
         run.reservedBytes(reserved);
         run.chargedBytes(reserved);
+        run.restoreToId(restoreToId);
         runs.put(runId, run);
         metrics.runsCreated.increment();
         metrics.runsActive.increment();

@@ -157,7 +157,8 @@ public final class SubscriberStream implements RunReader, RunWaiter {
 
     private void attach(Run r) {
         long last = r.lastEventId();
-        if (resumeAfter > last && !r.isEnded()) {
+        // a run being restored by its publisher (its node was lost): a reader may resume within the events to come
+        if (resumeAfter > last && !r.isEnded() && resumeAfter > r.restoreToId()) {
             refuse(Refusal.BAD_REQUEST, HttpResponseStatus.BAD_REQUEST, "bad_last_event_id",
                     "Last-Event-ID " + resumeAfter + " is beyond the run's last event " + last);
             return;

@@ -99,7 +99,7 @@ public final class HttpReplies {
         }
     }
 
-    private static FullHttpResponse response(HttpResponseStatus status, String contentType, String body) {
+    public static FullHttpResponse response(HttpResponseStatus status, String contentType, String body) {
         ByteBuf content = Unpooled.copiedBuffer(body, StandardCharsets.UTF_8);
         FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, content);
         r.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
