@@ -35,7 +35,8 @@ import org.junit.jupiter.api.Test;
  *   <li>the live heap they hold (the JVM's counters after full collections, {@link ChildHeap}) against the heap
  *       part of their charge ({@link RunLog#RUN_OVERHEAD_BYTES} per run, {@link RunLog#SEGMENT_OVERHEAD_BYTES} per
  *       segment, the index's page table), and the pool pages in use ({@code iqstream_direct_memory_active_bytes})
- *       against the direct part (segments and index): each within {@value #AGREEMENT_PERCENT} %;</li>
+ *       against the direct part (segments and index): within {@value #HEAP_AGREEMENT_PERCENT} % (the heap's
+ *       readings are noisy) and {@value #AGREEMENT_PERCENT} %;</li>
  *   <li>then the plan's connections ({@link MemoryPlan#connectionsCovered()}, each with a maximal head) opened, and
  *       more ended runs published until the budget refuses one with 503: that refusal must come while the heap and
  *       the pool still have room (no OutOfMemoryError of any kind, the server still answering).</li>
@@ -46,6 +47,12 @@ class EndedRunChargeTest {
     static final long BUDGET_BYTES = 16L << 20;
     static final int RUNS = 400;
     static final int AGREEMENT_PERCENT = 10;
+    /**
+     * The heap comparison's allowance: the readings of the same build spread 0.88-1.07 x over seven runs on the
+     * 2-CPU VM (the live heap after full collections moves by about 60 KB over 400 runs between two readings), so
+     * 10 % would fail a correct charge about one run in five; the planted per-segment charge of 0 reads 2.66 x.
+     */
+    static final int HEAP_AGREEMENT_PERCENT = 15;
     /** More ended runs than the budget can hold (about 900 of 18 KiB): the fill stops at the first 503. */
     static final int MAX_FILL_RUNS = 3_000;
 
@@ -138,8 +145,8 @@ class EndedRunChargeTest {
                 int fill = published - 1;
                 int health = server.isAlive() ? Http.get(server.base() + "/healthz").statusCode() : -1;
                 // every promise checked and reported, not only the first that breaks
-                assertAll(() -> assertAgrees("heap held by the ended runs", heapHeld, heapCharged),
-                        () -> assertAgrees("pool pages in use by the ended runs", activeHeld, directCharged),
+                assertAll(() -> assertAgrees("heap held by the ended runs", heapHeld, heapCharged, HEAP_AGREEMENT_PERCENT),
+                        () -> assertAgrees("pool pages in use by the ended runs", activeHeld, directCharged, AGREEMENT_PERCENT),
                         () -> assertEquals(503, refusal, "the full budget refuses a new run (" + fill
                                 + " ended runs taken)"),
                         () -> assertFalse(server.ranOutOfMemory(), "the heap or the pool ran out before the budget"
@@ -155,12 +162,12 @@ class EndedRunChargeTest {
         }
     }
 
-    /** Fails unless {@code heldBytes} is within {@value #AGREEMENT_PERCENT} % of {@code chargedBytes}. */
-    private static void assertAgrees(String what, long heldBytes, long chargedBytes) {
+    /** Fails unless {@code heldBytes} is within {@code percent} % of {@code chargedBytes}. */
+    private static void assertAgrees(String what, long heldBytes, long chargedBytes, int percent) {
         double ratio = (double) heldBytes / chargedBytes;
-        assertTrue(Math.abs(ratio - 1) <= AGREEMENT_PERCENT / 100.0, String.format(Locale.ROOT, "%s: %,d B per run,"
+        assertTrue(Math.abs(ratio - 1) <= percent / 100.0, String.format(Locale.ROOT, "%s: %,d B per run,"
                 + " %.2f x the %,d B charged (allowed: within %d %%)", what, heldBytes / RUNS, ratio,
-                chargedBytes / RUNS, AGREEMENT_PERCENT));
+                chargedBytes / RUNS, percent));
     }
 
     /** The charge of {@code events} as one ended log: {heap part, direct part}, built the way the server builds it. */

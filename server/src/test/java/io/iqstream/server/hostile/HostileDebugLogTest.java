@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.auth.TokenMinter;
+import io.iqstream.server.testing.Conditions;
 import io.iqstream.server.testing.TestServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -44,7 +45,10 @@ class HostileDebugLogTest {
                     "Cookie: iqstream_token=" + cookie, "Origin: https://evil.example").status());
             statuses.add(RawHttp.get(server.port(), "/nowhere?access_token=" + other).status());
             assertEquals(List.of(403, 401, 400, 401, 401, 404), statuses);
-            // the lines this test is about were printed (so the scan below sees them)
+            // the lines this test is about were printed (so the scan below sees them); the server's output is read
+            // from its process as it comes, so the last answer's line may arrive just after the answer
+            Conditions.await("six refusal lines at debug", 10_000,
+                    () -> lines(server).stream().filter(l -> l.contains("refused GET ")).count() >= 6);
             long refusals = lines(server).stream().filter(l -> l.contains("refused GET ")).count();
             assertTrue(refusals >= 6, "refusal lines at debug: " + refusals + "\n" + server.output());
             assertTrue(lines(server).stream().anyMatch(l -> l.contains("token refused")),
