@@ -517,29 +517,24 @@ class AsyncRunPublisher:
                 self._fail(err)
             delay = min(self.client.max_retry_delay, self.client.retry_delay * 2 ** (self._failures_in_row - 1))
             await asyncio.sleep(max(delay, min_delay))
-            if lost and self._kept.can_restore():
+            if lost:  # the server said no node holds the run: restore it without asking again
+                status, lost, said_lost = None, False, True
+            else:
+                said_lost = False
                 try:
-                    lost = False
-                    await self._restore()
-                    return
-                except TRANSPORT_ERRORS as e:
+                    status = await self.client.status(self.run_id)
+                except IqStreamHttpError as e:
+                    if e.status < 500:
+                        self._fail(e)
                     last = e
-                    self.close()
                     continue
-            try:
-                status = await self.client.status(self.run_id)
-            except IqStreamHttpError as e:
-                if e.status < 500:
-                    self._fail(e)
-                last = e
-                continue
-            except IqStreamError as e:
-                last = e
-                continue
-            if status is not None and status.publishing:
-                last = IqStreamError("the broken request is still open at the server", self.run_id)
-                continue
-            if status is None and (self._base > 0 or self._may_have_events) and self._kept.can_restore():
+                except IqStreamError as e:
+                    last = e
+                    continue
+                if status is not None and status.publishing:
+                    last = IqStreamError("the broken request is still open at the server", self.run_id)
+                    continue
+            if status is None and (self._base > 0 or self._may_have_events or said_lost) and self._kept.can_restore():
                 try:  # no node holds the run (404 once every live node said so; a 503 is asked again)
                     await self._restore()
                     return

@@ -634,30 +634,25 @@ class RunPublisher:
                 self._fail(err)
             delay = min(self.client.max_retry_delay, self.client.retry_delay * 2 ** (self._failures_in_row - 1))
             time.sleep(max(delay, min_delay))
-            if lost and self._kept.can_restore():
+            if lost:  # the server said no node holds the run: restore it without asking again
+                status, lost, said_lost = None, False, True
+            else:
+                said_lost = False
                 try:
-                    lost = False
-                    self._restore()
-                    return
-                except (OSError, http.client.HTTPException) as e:
+                    status = self.client.status(self.run_id)
+                except IqStreamHttpError as e:
+                    if e.status < 500:
+                        self._fail(e)
                     last = e
-                    self._close()
                     continue
-            try:
-                status = self.client.status(self.run_id)
-            except IqStreamHttpError as e:
-                if e.status < 500:
-                    self._fail(e)
-                last = e
-                continue
-            except IqStreamError as e:
-                last = e
-                continue
-            if status is not None and status.publishing:
-                # the server has not seen the old request end yet: the count is not final
-                last = IqStreamError("the broken request is still open at the server", self.run_id)
-                continue
-            if status is None and (self._base > 0 or self._may_have_events) and self._kept.can_restore():
+                except IqStreamError as e:
+                    last = e
+                    continue
+                if status is not None and status.publishing:
+                    # the server has not seen the old request end yet: the count is not final
+                    last = IqStreamError("the broken request is still open at the server", self.run_id)
+                    continue
+            if status is None and (self._base > 0 or self._may_have_events or said_lost) and self._kept.can_restore():
                 # no node holds the run any more (404 only once every live node said so; a 503 is asked
                 # again above): restore it from the kept lines on its new owner, then go on
                 try:
