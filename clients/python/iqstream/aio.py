@@ -8,7 +8,8 @@
 The guarantees are the synchronous ``RunPublisher``'s: every event is on the wire when ``send`` returns
 (chunked NDJSON, TCP_NODELAY); a broken connection is repaired by asking the server how many events the run
 holds and continuing the same run over a new request with the rest (``Last-Event-ID`` on every request, so a
-run no node holds fails with ``run_lost`` instead of restarting at id 1); refusals raise ``IqStreamHttpError``
+run no node holds is restored on its new owner with the same ids from the lines the publisher kept, or fails
+with ``run_lost`` where it kept none, instead of restarting at id 1); refusals raise ``IqStreamHttpError``
 with the server's code. The response is read while the body is still being written, so a stop
 (``DELETE /v1/runs/{id}`` from anywhere: the server answers the open request ``409 run_stopped``) is seen the
 moment it comes, even while the agent is silent: ``publish_events`` cancels the task producing the events and
@@ -27,14 +28,18 @@ from typing import Any, AsyncIterable, AsyncIterator, Callable, Iterable, Option
 from ._http import Endpoint, HttpExchange, HttpResponse
 from ._sse import SseParser
 from .client import (
+    DEFAULT_RESTORE_BUFFER_BYTES,
     IqStreamClient,
     IqStreamError,
     IqStreamHttpError,
     PublishResult,
+    RestoreBuffer,
     RunStatus,
     RunStoppedError,
     _check_run_id,
     event_line,
+    is_run_lost,
+    restore_header,
     settle_after_break,
 )
 
@@ -61,11 +66,14 @@ class AsyncClient:
     JWT with the publish right (and subscribe, to read runs), or a callable returning one, asked before each
     request. ``max_retries`` / ``retry_delay`` / ``max_retry_delay`` govern how a broken streamed publish is
     continued; keep their total under the server's ``--publisher-timeout`` (30 s by default).
+    ``restore_buffer_bytes`` caps the event lines a publisher keeps per run to restore it on a new node if its
+    node dies (8 MiB by default; 0 = off: a lost node fails the publisher with ``run_lost``).
     """
 
     def __init__(self, url: Optional[str] = None, token: TokenSource = None, *, timeout: float = 30.0,
                  max_retries: int = 5, retry_delay: float = 0.2, max_retry_delay: float = 5.0,
-                 ssl_context: Optional[ssl.SSLContext] = None):
+                 ssl_context: Optional[ssl.SSLContext] = None,
+                 restore_buffer_bytes: int = DEFAULT_RESTORE_BUFFER_BYTES):
         url = url or os.environ.get("IQSTREAM_URL") or DEFAULT_URL
         parsed = urllib.parse.urlsplit(url)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
@@ -79,6 +87,8 @@ class AsyncClient:
         self.max_retries = max_retries
         self.retry_delay = retry_delay
         self.max_retry_delay = max_retry_delay
+        RestoreBuffer(restore_buffer_bytes, 0)  # validates
+        self.restore_buffer_bytes = restore_buffer_bytes
 
     # ---- plumbing ----
 
@@ -298,7 +308,8 @@ class AsyncRunPublisher:
     refusal) is known at once: ``stopped`` turns true and ``on_stop`` is called without waiting for the next
     ``send``. Invariant as the synchronous ``RunPublisher``'s: each sent event is appended once, in order; the
     events of the current request are kept until the server confirms them, and after a break the run is
-    continued over a new request with the rest. One task sends at a time.
+    continued over a new request with the rest, or restored on its new owner when its node died (``restores``
+    counts them; see RunPublisher). One task sends at a time.
     """
 
     def __init__(self, client: AsyncClient, run_id: str, on_stop: Optional[Callable[[], Any]] = None):
@@ -317,6 +328,8 @@ class AsyncRunPublisher:
         self._may_have_events = False
         self._base = 0
         self._opened = False
+        self.restores = 0
+        self._kept = RestoreBuffer(0, 0)
 
     async def open(self) -> "AsyncRunPublisher":
         if self._opened:
@@ -325,6 +338,7 @@ class AsyncRunPublisher:
         if status is not None and status.ended:
             raise IqStreamHttpError(self.run_id, 409, "run_ended", "the run has already ended")
         self._base = status.events if status else 0
+        self._kept = RestoreBuffer(self.client.restore_buffer_bytes, self._base)
         try:
             await self._start_request(self._base)
         except TRANSPORT_ERRORS as e:
@@ -356,6 +370,7 @@ class AsyncRunPublisher:
         line = event_line(event)
         self._ensure_open()
         self._unconfirmed.append(line)
+        self._kept.keep(line)
         self.events_sent += 1
         if _is_terminal(line):
             self.ended = True
@@ -415,10 +430,12 @@ class AsyncRunPublisher:
         if not self._opened and self._exchange is None:
             raise RuntimeError("open the publisher first (async with client.open_run(...))")
 
-    async def _start_request(self, last_event_id: int) -> None:
+    async def _start_request(self, last_event_id: int, restore_to: int = 0) -> None:
+        """``restore_to`` > 0: a restore of the run's first ``restore_to`` events (resent first)."""
         self.close()
         exchange = await self.client.start("POST", self.client.events_path(self.run_id), {
-            "Content-Type": "application/x-ndjson", "Last-Event-ID": str(last_event_id)})
+            "Content-Type": "application/x-ndjson", "Last-Event-ID": str(last_event_id),
+            **restore_header(restore_to)})
         self._exchange = exchange
         self._answer = asyncio.ensure_future(self._read_answer(exchange))
         self._answer.add_done_callback(self._answered)
@@ -456,6 +473,9 @@ class AsyncRunPublisher:
 
     async def _refused(self, status: int, reply: bytes, retry_after: Optional[str], finishing: bool = False) -> None:
         error = IqStreamClient.http_error(self.run_id, status, reply, retry_after)
+        if is_run_lost(error) and self._kept.can_restore():
+            await self._recover(error, finishing=finishing, lost=True)
+            return
         retryable = status >= 500 or (status == 409 and error.code == "publisher_active" and self.requests_started > 1)
         if not retryable:
             self._fail(error)
@@ -476,8 +496,10 @@ class AsyncRunPublisher:
         self.close()
         raise self.failure
 
-    async def _recover(self, cause: BaseException, finishing: bool = False, min_delay: float = 0.0) -> None:
-        """Continues the run over a new request with the events the server does not have (see RunPublisher)."""
+    async def _recover(self, cause: BaseException, finishing: bool = False, min_delay: float = 0.0,
+                       lost: bool = False) -> None:
+        """Continues the run over a new request with the events the server does not have, or restores it when no
+        node holds it (``lost``: the server said ``run_lost``, else a status of 404; see RunPublisher)."""
         if self.failure is not None:  # a stop seen by the answer task
             self.close()
             raise self.failure
@@ -495,19 +517,31 @@ class AsyncRunPublisher:
                 self._fail(err)
             delay = min(self.client.max_retry_delay, self.client.retry_delay * 2 ** (self._failures_in_row - 1))
             await asyncio.sleep(max(delay, min_delay))
-            try:
-                status = await self.client.status(self.run_id)
-            except IqStreamHttpError as e:
-                if e.status < 500:
-                    self._fail(e)
-                last = e
-                continue
-            except IqStreamError as e:
-                last = e
-                continue
-            if status is not None and status.publishing:
-                last = IqStreamError("the broken request is still open at the server", self.run_id)
-                continue
+            if lost:  # the server said no node holds the run: restore it without asking again
+                status, lost, said_lost = None, False, True
+            else:
+                said_lost = False
+                try:
+                    status = await self.client.status(self.run_id)
+                except IqStreamHttpError as e:
+                    if e.status < 500:
+                        self._fail(e)
+                    last = e
+                    continue
+                except IqStreamError as e:
+                    last = e
+                    continue
+                if status is not None and status.publishing:
+                    last = IqStreamError("the broken request is still open at the server", self.run_id)
+                    continue
+            if status is None and (self._base > 0 or self._may_have_events or said_lost) and self._kept.can_restore():
+                try:  # no node holds the run (404 once every live node said so; a 503 is asked again)
+                    await self._restore()
+                    return
+                except TRANSPORT_ERRORS as e:
+                    last = e
+                    self.close()
+                    continue
             if status is None and (self._base > 0 or self._may_have_events):
                 try:
                     await self._start_request(max(self._base, 1))
@@ -538,3 +572,17 @@ class AsyncRunPublisher:
                 last = e
                 self.close()
                 continue
+
+    async def _restore(self) -> None:
+        """Restores the run on its new owner: ``X-IQStream-Restore`` and every kept line from id 1 (the same ids)."""
+        lines = self._kept.lines
+        assert lines
+        self.restores += 1
+        self._may_have_events = False
+        self._base = 0
+        self._unconfirmed[:] = lines
+        await self._start_request(0, len(lines))
+        assert self._exchange is not None
+        for line in self._unconfirmed:
+            self._exchange.write_chunk(line)
+        await self._exchange.drain()

@@ -16,7 +16,9 @@
 Each event is written to the socket the moment ``send`` is called (chunked transfer encoding,
 TCP_NODELAY). If the connection breaks, ``RunPublisher`` asks the server how many events the run
 holds (``GET /v1/runs/{id}``) and continues the same run over a new request with the events the
-server does not have yet: nothing is lost or duplicated. Refusals (4xx) raise ``IqStreamHttpError``
+server does not have yet: nothing is lost or duplicated. If the node that held the run died, the
+publisher restores the run on its new owner with the same event ids (``X-IQStream-Restore``, from the
+lines it kept: ``restore_buffer_bytes``, 8 MiB by default). Refusals (4xx) raise ``IqStreamHttpError``
 with the server's status, error code, message and event position.
 """
 
@@ -44,6 +46,7 @@ __all__ = [
     "event_line",
 ]
 
+DEFAULT_RESTORE_BUFFER_BYTES = 8 * 1024 * 1024
 RUN_ID = re.compile(r"^[A-Za-z0-9._~:-]{1,128}$")
 TERMINAL_TYPES = ("RUN_FINISHED", "RUN_ERROR")
 
@@ -149,6 +152,32 @@ def settle_after_break(run_id: str, status: Optional[RunStatus], base: int, unco
     return Settled(count, accepted, None, None)
 
 
+class RestoreBuffer:
+    """Every event line of a run since its first event, kept to restore the run on a new node if the node
+    holding it dies (``X-IQStream-Restore``). ``lines`` is None when the publisher cannot restore: it joined a
+    run begun elsewhere (``base`` > 0), the cap is 0 (off), or the lines passed the cap (then a lost node
+    ends the run with ``run_lost``, as without a buffer). Shared by the synchronous and the asyncio publisher."""
+
+    def __init__(self, cap_bytes: int, base: int):
+        if cap_bytes < 0:
+            raise ValueError(f"restore_buffer_bytes must be >= 0 (0 = off), got: {cap_bytes}")
+        self.cap_bytes = cap_bytes
+        self.kept_bytes = 0
+        self.lines: Optional[list[bytes]] = [] if base == 0 and cap_bytes > 0 else None
+
+    def keep(self, line: bytes) -> None:
+        if self.lines is None:
+            return
+        self.kept_bytes += len(line)
+        if self.kept_bytes > self.cap_bytes:
+            self.lines = None  # past the cap: stop keeping
+        else:
+            self.lines.append(line)
+
+    def can_restore(self) -> bool:
+        return bool(self.lines)
+
+
 def _check_run_id(run_id: str) -> str:
     if not isinstance(run_id, str) or not RUN_ID.match(run_id):
         raise ValueError(f"a run id is 1-128 characters of [A-Za-z0-9._~:-], got: {run_id!r}")
@@ -184,12 +213,15 @@ class IqStreamClient:
     ``token`` is a JWT with the publish right (``{"iqstream": {"publish": ["*"]}}``) or a callable
     returning one (asked before each request). ``max_retries`` / ``retry_delay`` / ``max_retry_delay``
     govern how a broken streamed publish is continued; keep their total under the server's
-    ``--publisher-timeout`` (30 s by default).
+    ``--publisher-timeout`` (30 s by default). ``restore_buffer_bytes`` caps the event lines a publisher keeps
+    per run to restore it on a new node if its node dies (8 MiB by default; 0 = off: a lost node fails the
+    publisher with ``run_lost``).
     """
 
     def __init__(self, base_url: str, token: Union[str, Callable[[], str], None] = None, *,
                  timeout: float = 30.0, max_retries: int = 5, retry_delay: float = 0.2,
-                 max_retry_delay: float = 5.0, ssl_context: Optional[ssl.SSLContext] = None):
+                 max_retry_delay: float = 5.0, ssl_context: Optional[ssl.SSLContext] = None,
+                 restore_buffer_bytes: int = DEFAULT_RESTORE_BUFFER_BYTES):
         parsed = urllib.parse.urlsplit(base_url)
         if parsed.scheme not in ("http", "https") or not parsed.hostname:
             raise ValueError(f"base_url must be http(s)://host[:port], got: {base_url!r}")
@@ -203,6 +235,8 @@ class IqStreamClient:
         self.retry_delay = retry_delay
         self.max_retry_delay = max_retry_delay
         self.ssl_context = ssl_context
+        RestoreBuffer(restore_buffer_bytes, 0)  # validates
+        self.restore_buffer_bytes = restore_buffer_bytes
 
     # ---- plumbing ----
 
@@ -362,6 +396,15 @@ class IqStreamClient:
             conn.close()
 
 
+def restore_header(restore_to: int) -> dict[str, str]:
+    return {"X-IQStream-Restore": str(restore_to)} if restore_to > 0 else {}
+
+
+def is_run_lost(error: IqStreamHttpError) -> bool:
+    """409 ``run_lost``: the continuation names a run no node holds (its node died)."""
+    return error.status == 409 and error.code == "run_lost"
+
+
 def _chunks(source: Union[BinaryIO, Iterable[bytes]]) -> Iterable[bytes]:
     read1 = getattr(source, "read1", None)
     if read1 is not None:
@@ -403,6 +446,12 @@ class RunPublisher:
     that no node holds any more fails the publisher with ``IqStreamHttpError`` code ``run_lost``, a
     run with another count with ``event_id_mismatch`` (409 both) — never a fresh run at id 1.
 
+    Restore: a publisher that wrote the run from its first event keeps every line it sent (up to the client's
+    ``restore_buffer_bytes``). When no node holds the run any more (status 404, or 409 ``run_lost``; never on a
+    503) it restores it on its new owner: one request with ``Last-Event-ID: 0`` and ``X-IQStream-Restore: N``
+    that resends events 1..N (the same ids), then carries the new ones. ``restores`` counts them. A restore that
+    breaks is continued like any request (the run exists then), not restored twice.
+
     Invariant: each sent event is appended once, in order. The events of the current request are
     kept until the server confirms them; after a break the publisher asks the server how many the
     run holds and continues over a new request with the rest. Not thread-safe: one thread per run.
@@ -425,6 +474,8 @@ class RunPublisher:
         if status is not None and status.ended:
             raise IqStreamHttpError(run_id, 409, "run_ended", "the run has already ended")
         self._base = status.events if status else 0
+        self.restores = 0
+        self._kept = RestoreBuffer(client.restore_buffer_bytes, self._base)
         try:
             self._start_request(self._base)
         except (OSError, http.client.HTTPException) as e:
@@ -455,6 +506,7 @@ class RunPublisher:
         line = event_line(event)
         self._ensure_open()
         self._unconfirmed.append(line)
+        self._kept.keep(line)
         self.events_sent += 1
         try:
             if _readable(self._open_conn.sock):  # the server answered before we finished: see why
@@ -502,7 +554,8 @@ class RunPublisher:
         if self.result is not None:
             raise RuntimeError(f"the publish of run '{self.run_id}' is finished")
 
-    def _start_request(self, last_event_id: int) -> None:
+    def _start_request(self, last_event_id: int, restore_to: int = 0) -> None:
+        """``restore_to`` > 0: a restore of the run's first ``restore_to`` events (resent first)."""
         self._close()
         conn = self.client._connection(timeout=None)
         conn.putrequest("POST", self.client.events_path(self.run_id))
@@ -510,7 +563,8 @@ class RunPublisher:
         # run_lost (no node holds the run) or event_id_mismatch (it holds another count) instead of
         # starting a fresh run at id 1 or appending at the wrong place.
         for k, v in {**self.client._headers(), "Content-Type": "application/x-ndjson",
-                     "Transfer-Encoding": "chunked", "Last-Event-ID": str(last_event_id)}.items():
+                     "Transfer-Encoding": "chunked", "Last-Event-ID": str(last_event_id),
+                     **restore_header(restore_to)}.items():
             conn.putheader(k, v)
         conn.endheaders()
         self._conn = conn
@@ -535,6 +589,9 @@ class RunPublisher:
 
     def _refused(self, status: int, reply: bytes, retry_after: Optional[str], finishing: bool = False) -> None:
         error = self.client.http_error(self.run_id, status, reply, retry_after)
+        if is_run_lost(error) and self._kept.can_restore():
+            self._recover(error, finishing=finishing, lost=True)
+            return
         retryable = status >= 500 or (status == 409 and error.code == "publisher_active" and self.requests_started > 1)
         if not retryable:
             self._fail(error)
@@ -555,8 +612,10 @@ class RunPublisher:
         self._close()
         raise error
 
-    def _recover(self, cause: BaseException, finishing: bool = False, min_delay: float = 0.0) -> None:
-        """Continues the run over a new request with the events the server does not have."""
+    def _recover(self, cause: BaseException, finishing: bool = False, min_delay: float = 0.0,
+                 lost: bool = False) -> None:
+        """Continues the run over a new request with the events the server does not have; restores it when no
+        node holds it (``lost``: the server said ``run_lost``, else a status of 404)."""
         self._close()
         last = cause
         # a transport break after events were written: some may have reached the run (an HTTP
@@ -575,20 +634,34 @@ class RunPublisher:
                 self._fail(err)
             delay = min(self.client.max_retry_delay, self.client.retry_delay * 2 ** (self._failures_in_row - 1))
             time.sleep(max(delay, min_delay))
-            try:
-                status = self.client.status(self.run_id)
-            except IqStreamHttpError as e:
-                if e.status < 500:
-                    self._fail(e)
-                last = e
-                continue
-            except IqStreamError as e:
-                last = e
-                continue
-            if status is not None and status.publishing:
-                # the server has not seen the old request end yet: the count is not final
-                last = IqStreamError("the broken request is still open at the server", self.run_id)
-                continue
+            if lost:  # the server said no node holds the run: restore it without asking again
+                status, lost, said_lost = None, False, True
+            else:
+                said_lost = False
+                try:
+                    status = self.client.status(self.run_id)
+                except IqStreamHttpError as e:
+                    if e.status < 500:
+                        self._fail(e)
+                    last = e
+                    continue
+                except IqStreamError as e:
+                    last = e
+                    continue
+                if status is not None and status.publishing:
+                    # the server has not seen the old request end yet: the count is not final
+                    last = IqStreamError("the broken request is still open at the server", self.run_id)
+                    continue
+            if status is None and (self._base > 0 or self._may_have_events or said_lost) and self._kept.can_restore():
+                # no node holds the run any more (404 only once every live node said so; a 503 is asked
+                # again above): restore it from the kept lines on its new owner, then go on
+                try:
+                    self._restore()
+                    return
+                except (OSError, http.client.HTTPException) as e:
+                    last = e
+                    self._close()
+                    continue
             if status is None and (self._base > 0 or self._may_have_events):
                 # no node holds a run that had (or may have had) events: a request with
                 # Last-Event-ID (at least 1) lets the server say so (409 run_lost), which fails the
@@ -620,3 +693,16 @@ class RunPublisher:
                 last = e
                 self._close()
                 continue
+
+    def _restore(self) -> None:
+        """Restores the run on its new owner: a request with ``X-IQStream-Restore`` that resends every kept line
+        from id 1 (the same ids); new events follow on the same request."""
+        lines = self._kept.lines
+        assert lines
+        self.restores += 1
+        self._may_have_events = False
+        self._base = 0
+        self._unconfirmed[:] = lines
+        self._start_request(0, len(lines))
+        for line in self._unconfirmed:
+            self._open_conn.send(b"%x\r\n" % len(line) + line + b"\r\n")

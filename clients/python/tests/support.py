@@ -49,13 +49,13 @@ def mint_token(secret: str, claims: dict) -> str:
 class ServerProcess:
     """``java -jar $IQSTREAM_JAR serve --host 127.0.0.1 --port 0 --jwt-secret ...``."""
 
-    def __init__(self, *flags: str, secret: str | None = None):
+    def __init__(self, *flags: str, secret: str | None = None, port: int = 0):
         jar = jar_path()
         if not jar.is_file():
             raise unittest.SkipTest(f"IQ-Stream jar not found at {jar}: build server/ or set IQSTREAM_JAR")
         self.secret = secret or secrets.token_hex(24)
         self.process = subprocess.Popen(
-            [java_path(), "-jar", str(jar), "serve", "--host", "127.0.0.1", "--port", "0",
+            [java_path(), "-jar", str(jar), "serve", "--host", "127.0.0.1", "--port", str(port),
              "--jwt-secret", self.secret, *flags],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         self.port = self._await_listening()
@@ -90,7 +90,30 @@ class ServerProcess:
     def token(self, rights: dict, **claims) -> str:
         return mint_token(self.secret, {"iqstream": rights, **claims})
 
+    def kill(self) -> None:
+        """SIGKILL: the node dies at once, as a crashed machine (no drain, no goodbye to its peers)."""
+        self.process.kill()
+        self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+    def metric(self, name: str) -> float:
+        """The first ``/metrics`` sample named ``name`` (with its labels), -1 if unreadable."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        try:
+            conn.request("GET", "/metrics")
+            for line in conn.getresponse().read().decode("utf-8").splitlines():
+                if line.startswith(name + " "):
+                    return float(line[len(name) + 1:])
+        except OSError:
+            pass
+        finally:
+            conn.close()
+        return -1
+
     def stop(self) -> None:
+        if self.process.poll() is not None:
+            return
         self.process.terminate()
         try:
             self.process.wait(10)
@@ -102,7 +125,8 @@ class ServerProcess:
 
 
 class TcpProxy:
-    """Forwards to the server; ``cut()`` resets every open connection (RST, as a network drop)."""
+    """Forwards to the server; ``cut()`` resets every open connection (RST, as a network drop);
+    ``retarget(port)`` sends new connections to another server (a balancer that took a node out)."""
 
     def __init__(self, target_port: int):
         self.target_port = target_port
@@ -120,7 +144,11 @@ class TcpProxy:
                 client, _ = self.server.accept()
             except OSError:
                 return
-            upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target_port))
+            except OSError:  # the target is down: the client sees its connection closed
+                client.close()
+                continue
             with self.lock:
                 self.sockets.update((client, upstream))
             threading.Thread(target=self._pump, args=(client, upstream, True), daemon=True).start()
@@ -148,6 +176,9 @@ class TcpProxy:
                 except OSError:
                     pass
 
+    def retarget(self, port: int) -> None:
+        self.target_port = port
+
     def cut(self) -> None:
         with self.lock:
             for s in self.sockets:
@@ -167,14 +198,16 @@ class TcpProxy:
 class SseSubscriber:
     """Reads a run's SSE stream on a thread, collecting (id, event) pairs."""
 
-    def __init__(self, base_url: str, run_id: str, token: str):
+    def __init__(self, base_url: str, run_id: str, token: str, last_event_id: int | None = None):
         self.events: list[tuple[int, dict]] = []
         self.error: BaseException | None = None
         self.done = threading.Event()
         host, port = base_url.replace("http://", "").split(":")
         self.conn = http.client.HTTPConnection(host, int(port), timeout=30)
-        self.conn.request("GET", f"/v1/runs/{run_id}/events",
-                          headers={"Authorization": f"Bearer {token}", "Accept": "text/event-stream"})
+        headers = {"Authorization": f"Bearer {token}", "Accept": "text/event-stream"}
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = str(last_event_id)
+        self.conn.request("GET", f"/v1/runs/{run_id}/events", headers=headers)
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:

@@ -101,29 +101,39 @@ class PublisherTest(unittest.TestCase):
         self.assertEqual([i for i, _ in browser.events], list(range(1, len(events) + 1)), "no gap, no duplicate")
         self.assertEqual([e for _, e in browser.events], events)
 
-    def test_a_run_whose_node_is_gone_fails_with_run_lost_never_a_fresh_run(self) -> None:
-        run_id = new_run_id("lost")
-        events = workload_run(run_id, tokens=20)
-        proxy = TcpProxy(self.server.port)
-        self.addCleanup(proxy.close)
-        # one streaming request from the run's start: the publisher holds no confirmed count (0)
-        run = self.client(proxy.base_url).open_run(run_id)
-        for event in events[:3]:
-            run.send(event)
-        browser = self.subscribe(run_id)
-        browser.await_events(3)
-        # the balancer now sends this run's requests to another node (same key, no runs)
+    def test_a_run_whose_node_is_gone_fails_with_run_lost_never_a_fresh_run_when_its_events_were_not_kept(self) -> None:
+        # the balancer sends this run's requests to another node (same key, no runs) after the first 3 events
         other = ServerProcess(secret=self.server.secret)
         self.addCleanup(other.stop)
-        proxy.target_port = other.port
-        proxy.cut()
-        with self.assertRaises(IqStreamHttpError) as lost:
-            for event in events[3:]:
-                run.send(event)
-                time.sleep(0.05)  # pacing the model's output, not a wait for a condition
-            run.finish()
-        self.assertEqual((lost.exception.status, lost.exception.code), (409, "run_lost"), str(lost.exception))
-        self.assertIsNone(self.client(other.base_url).status(run_id), "no fresh run on the other node")
+        # 0: restores off; 256 bytes: the cap is passed within the first 3 events (kept lines are dropped)
+        for restore_buffer_bytes in (0, 256):
+            with self.subTest(restore_buffer_bytes=restore_buffer_bytes):
+                run_id = new_run_id("lost")
+                events = workload_run(run_id, tokens=20)
+                proxy = TcpProxy(self.server.port)
+                self.addCleanup(proxy.close)
+                # one streaming request from the run's start: the publisher holds no confirmed count (0)
+                client = IqStreamClient(proxy.base_url, token=self.token(), max_retries=8, retry_delay=0.1,
+                                        max_retry_delay=1.0, restore_buffer_bytes=restore_buffer_bytes)
+                run = client.open_run(run_id)
+                for event in events[:3]:
+                    run.send(event)
+                browser = self.subscribe(run_id)
+                browser.await_events(3)
+                proxy.target_port = other.port
+                proxy.cut()
+                with self.assertRaises(IqStreamHttpError) as lost:
+                    for event in events[3:]:
+                        run.send(event)
+                        time.sleep(0.05)  # pacing the model's output, not a wait for a condition
+                    run.finish()
+                self.assertEqual((lost.exception.status, lost.exception.code), (409, "run_lost"), str(lost.exception))
+                self.assertEqual(run.restores, 0)
+                self.assertIsNone(self.client(other.base_url).status(run_id), "no fresh run on the other node")
+
+    def test_the_restore_buffer_is_validated(self) -> None:
+        with self.assertRaises(ValueError):
+            IqStreamClient(self.server.base_url, restore_buffer_bytes=-1)
 
     def test_pipes_an_ag_ui_agents_sse_response_straight_in(self) -> None:
         run_id = new_run_id("agent")
