@@ -121,7 +121,7 @@ def main():
     try:
         for i in range(2):
             cl.start(i)
-        cl.await_view([0, 1])
+        cl.await_members([0, 1], live=2, ready=2)
         measure(cl, a, "warm", False)
         measure(cl, a, "measured", True)
     finally:
