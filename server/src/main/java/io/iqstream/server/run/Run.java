@@ -14,16 +14,26 @@ import java.util.concurrent.ScheduledFuture;
  * thread-safe, and nothing needs to be.
  *
  * <h2>Implementation notes</h2>
- * Fan-out: {@link #append} stores the frame once and calls every reader; readers write slices of the log into
- * their channels but do not flush. The publisher's read loop calls {@link #flushReaders()} once at the end of
- * its read (channelReadComplete), so a burst of events costs one flush per subscriber per loop turn.
+ * Fan-out: {@link #store} stores the frame once and calls every awake reader; readers write slices of the log
+ * into their channels but do not flush. The publisher's read loop calls {@link #flushReaders()} once at the end
+ * of its read (channelReadComplete), so a burst of events costs one flush per subscriber per loop turn.
+ *
+ * <p>A reader that cannot take more now (its socket is unwritable, or it has used its catch-up bytes for this
+ * loop turn) {@link #park parks}: it leaves the list walked per event and is {@link #wake woken} by its channel's
+ * writability change or its next-turn task, then reads on from its cursor. So an append costs the readers that
+ * can write, not every reader of the run: 1,000 readers that never read cost nothing per event
+ * ({@code HostileFloodTest}). With one or a few readers, which never park while they keep up, the walk is the
+ * same loop over the same list as before.
  */
 public final class Run {
     private final String id;
     private final RunProtocol protocol;
     private final RunLog log;
     private final long createdNanos;
+    /** The readers told of each append (awake). */
     private final ArrayList<RunReader> readers = new ArrayList<>(2);
+    /** The readers that cannot take more now ({@link #park}): not walked per append; usually empty. */
+    private final ArrayList<RunReader> parked = new ArrayList<>(0);
     private Object publisher;
     private boolean ended;
     private boolean dropped;
@@ -201,10 +211,13 @@ public final class Run {
         dropped = true;
         ended = true;
         timer(null);
-        for (int i = readers.size() - 1; i >= 0; i--) {
-            readers.get(i).runDropped();
-        }
+        ArrayList<RunReader> all = new ArrayList<>(readers);
+        all.addAll(parked);
         readers.clear();
+        parked.clear();
+        for (int i = all.size() - 1; i >= 0; i--) {
+            all.get(i).runDropped();
+        }
     }
 
     private void notifyReaders() {
@@ -233,15 +246,36 @@ public final class Run {
     }
 
     public void removeReader(RunReader reader) {
-        readers.remove(reader);
+        if (!readers.remove(reader)) {
+            parked.remove(reader);
+        }
     }
 
-    /** The readers attached now (a read-only view; the owning loop only). */
+    /**
+     * Takes an attached reader off the list walked per append until {@link #wake}: it cannot take more now and
+     * will read on from its cursor when woken (its socket drained, or its next loop turn). No-op if not awake.
+     */
+    public void park(RunReader reader) {
+        if (readers.remove(reader)) {
+            parked.add(reader);
+        }
+    }
+
+    /** Puts a parked reader back on the list walked per append. No-op if not parked. */
+    public void wake(RunReader reader) {
+        if (parked.remove(reader)) {
+            readers.add(reader);
+        }
+    }
+
+    /** The readers attached now, awake and parked (a copy; the owning loop only). */
     public List<RunReader> readers() {
-        return Collections.unmodifiableList(readers);
+        ArrayList<RunReader> all = new ArrayList<>(readers);
+        all.addAll(parked);
+        return Collections.unmodifiableList(all);
     }
 
     public int readerCount() {
-        return readers.size();
+        return readers.size() + parked.size();
     }
 }

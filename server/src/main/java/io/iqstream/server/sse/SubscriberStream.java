@@ -15,6 +15,7 @@ import io.iqstream.server.run.RunWaiter;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpResponse;
@@ -43,6 +44,15 @@ import java.util.concurrent.TimeUnit;
  * past its last event answers 204; on an open run one past its last event is 400 {@code bad_last_event_id} (no
  * such event was ever sent); so the cursor only ever names an event the log holds.
  *
+ * <p>Bounded work per loop turn: a stream behind its run's tail by more than a few segments (a resume, a reader
+ * that fell behind) writes at most {@value #CATCH_UP_BYTES_PER_TURN} bytes, flushes them, and waits for its next
+ * share in its loop's {@link CatchUpTurns} (a bounded number of bytes per turn for all its streams together), so a
+ * thousand readers catching up at once share the worker with every other connection instead of holding it for
+ * seconds. A stream that cannot write now (unwritable socket, or waiting for its share) {@link Run#park parks}:
+ * the run no longer calls it per appended event; its channel's writability change, or its share, wakes it. A live
+ * reader that keeps up writes the one slice of each new event, never reaches the bound and never parks: that path
+ * is unchanged. Its socket's kernel send buffer is fixed at {@value #SEND_BUFFER_BYTES} bytes (see there).
+ *
  * <p>An HTTP/1.0 subscriber gets an HTTP/1.0 response without chunked encoding, ended by closing the connection.
  *
  * <p>Confined to the run's worker loop.
@@ -51,6 +61,22 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     private static final Logger LOG = LoggerFactory.getLogger(SubscriberStream.class);
     private static final ByteBuf HEARTBEAT = Unpooled.unreleasableBuffer(
             Unpooled.directBuffer(6).writeBytes(": hb\n\n".getBytes(StandardCharsets.US_ASCII))).asReadOnly();
+    /**
+     * Bytes of history one stream writes in one loop turn before it yields to the next turn: two segments. Small
+     * enough that a thousand streams catching up cost a turn a few tens of ms on a busy 2-CPU VM, large enough that
+     * a resume is a few writes per turn ({@code HostileFloodTest}).
+     */
+    static final int CATCH_UP_BYTES_PER_TURN = 2 * RunLog.SEGMENT_BYTES;
+    /**
+     * The kernel send buffer a subscriber's socket gets (SO_SNDBUF; Linux doubles it for its bookkeeping and stops
+     * growing it). Left to autotuning, a socket whose reader never reads took about 2 MiB of kernel memory on
+     * loopback: a thousand of them pushed the host's TCP memory to its hard limit, where every socket's packets
+     * are dropped and a status request waited 13 s for retransmits ({@code HostileFloodTest}). 128 KiB bounds
+     * that at readers x 256 KiB; it still carries 2.5 MB/s per reader at a 100 ms round trip, far above a run's
+     * live rate (a long resume over such a link takes longer). Netty's outbound buffer (its 256 KiB high-water
+     * mark) is above it, as before.
+     */
+    static final int SEND_BUFFER_BYTES = 128 * 1024;
 
     private final ChannelHandlerContext ctx;
     private final HttpRequest request;
@@ -70,6 +96,12 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     private boolean started;
     private boolean done;
     private boolean pendingFlush;
+    /** Off the run's per-append list ({@link Run#park}) until its socket drains or its next-turn task runs. */
+    private boolean parked;
+    /** Waiting in its loop's {@link CatchUpTurns} for a share of a coming turn. */
+    private boolean queued;
+    /** Bytes of frames written so far. */
+    private long bytesWritten;
     private long lastWriteNanos;
     private long unwritableSinceNanos;
     /** When the log last refused to unpack a segment for this stream (budget full), or 0. */
@@ -186,6 +218,10 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             }
         }
         run = r;
+        if (ctx.channel().isActive()) {
+            // once per stream, not per event (a transport without the option, e.g. a test's channel, ignores it)
+            ctx.channel().config().setOption(ChannelOption.SO_SNDBUF, SEND_BUFFER_BYTES);
+        }
         HttpResponse response = new DefaultHttpResponse(http10 ? HttpVersion.HTTP_1_0 : HttpVersion.HTTP_1_1,
                 HttpResponseStatus.OK);
         response.headers()
@@ -217,7 +253,8 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             writeFrames(first, (int) Math.min(r.log().lastIdInSegmentOf(nextId), untilId));
             ctx.flush();
         }
-        pump();
+        // the rest of a replay in shares of coming turns (a live stream: nothing more to write now)
+        pump(0);
         if (!done) {
             ctx.flush();
             pendingFlush = false;
@@ -231,12 +268,28 @@ public final class SubscriberStream implements RunReader, RunWaiter {
      * Does not flush.
      */
     private void pump() {
+        pump(CATCH_UP_BYTES_PER_TURN);
+    }
+
+    /** As {@link #pump()}, writing at most {@code maxBytes} (and at least one slice when positive) now. */
+    private void pump(int maxBytes) {
         if (done || run == null) {
             return;
         }
         RunLog log = run.log();
         int last = Math.min(run.lastEventId(), untilId);
-        while (nextId <= last && ctx.channel().isWritable()) {
+        int bytesLeft = maxBytes;
+        while (nextId <= last) {
+            if (!ctx.channel().isWritable()) {
+                // writabilityChanged wakes it: not called per appended event until then
+                park();
+                break;
+            }
+            if (bytesLeft <= 0) {
+                // this turn's share written: the rest in a coming turn, after the other connections' I/O
+                waitForShare();
+                break;
+            }
             ByteBuf slice = log.readFrom(nextId, last);
             if (slice == null) {
                 // the budget cannot take this segment's unpacked copy now: tick retries, cut past the lag limit
@@ -246,6 +299,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
                 break;
             }
             memoryWaitSinceNanos = 0;
+            bytesLeft -= slice.readableBytes();
             writeFrames(slice, (int) Math.min(log.lastIdInSegmentOf(nextId), last));
         }
         if (pendingFlush) {
@@ -259,10 +313,57 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         }
     }
 
+    /**
+     * Leaves the run's per-append list; flushes what this turn wrote, as the run's {@link Run#flushReaders} no
+     * longer reaches it.
+     */
+    private void park() {
+        if (!parked) {
+            parked = true;
+            run.park(this);
+        }
+        flush();
+    }
+
+    private void wake() {
+        if (parked) {
+            parked = false;
+            if (run != null) {
+                run.wake(this);
+            }
+        }
+    }
+
+    private void waitForShare() {
+        if (!queued) {
+            queued = true;
+            CatchUpTurns.of(ctx.executor()).add(this);
+        }
+        park();
+    }
+
+    /**
+     * Its share of a turn ({@link CatchUpTurns}): writes at most {@code maxBytes} more of the history and flushes.
+     *
+     * @return the bytes written
+     */
+    int catchUp(int maxBytes) {
+        queued = false;
+        if (done || run == null) {
+            return 0;
+        }
+        wake();
+        long before = bytesWritten;
+        pump(maxBytes);
+        flush();
+        return (int) (bytesWritten - before);
+    }
+
     /** Writes {@code slice}, the frames of events {@code nextId} to {@code upTo}, and moves past them. */
     private void writeFrames(ByteBuf slice, int upTo) {
         metrics.framesOut.add(upTo - nextId + 1);
         metrics.bytesOut.add(slice.readableBytes());
+        bytesWritten += slice.readableBytes();
         if (codec != null) {
             ChunkFramer.of().write(codec, slice);
         } else {
@@ -350,6 +451,11 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     public void writabilityChanged() {
         if (ctx.channel().isWritable()) {
             unwritableSinceNanos = 0;
+            if (queued) {
+                // its share in a coming turn writes on (and wakes it)
+                return;
+            }
+            wake();
             pump();
             flush();
         } else if (unwritableSinceNanos == 0) {

@@ -16,7 +16,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -91,12 +90,16 @@ class HostileFloodTest {
 
     /**
      * The same flood, with 1,000 readers of the flooded run that never read (each resumes from the start, so each
-     * would need the whole log): they share the log's bytes (no copy each), so the memory in use stays within
-     * the budget, the server stays sound, and a live reader of another run of the worker keeps its latency.
+     * would need the whole log), connecting while the probes run: they share the log's bytes (no copy each), so
+     * the memory in use stays within the budget; the kernel's socket memory they hold grows by their send buffers,
+     * not by megabytes each (left to autotuning, it reached the host's TCP limit and a status waited 13 s for
+     * retransmits); and a status request and a live reader of other runs of the worker keep their latency (each
+     * reader's catch-up is bounded per loop turn). The status probe's connection is open before the readers
+     * connect: a connection opened behind a burst of 1,000 waits in the accept queue (16 accepts per loop turn),
+     * which is not what this measures. Like the test above, its latency bounds need a machine that is not
+     * saturated: on the shared 2-CPU VM at load 8 both failed (the one above on main 54b798e too).
      */
     @Test
-    @Disabled("issue 31 item 6, not met yet: with 1,000 readers of the flooded run resuming from 0, the worker was busy"
-            + " for seconds (a status 13.7 s, a live read p99 606 ms on the 2-CPU VM; memory stayed at 4 MiB of 64)")
     void aThousandReadersThatNeverReadAFloodedRunCostNoCopiesAndNoLatency() throws Exception {
         try (HostileServer server = HostileServer.start("--workers", "2", "--memory-budget", "64m",
                 "--max-run-bytes", "16m", "--retention", "1s", "--tombstone", "1s")) {
@@ -106,7 +109,7 @@ class HostileFloodTest {
                     "{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":\"r\"}\n".getBytes(StandardCharsets.UTF_8)),
                     10_000);
             String liveRun = onWorkerZero("calm-live-", 0);
-            List<Socket> idle = new ArrayList<>();
+            List<Socket> idle = Collections.synchronizedList(new ArrayList<>());
             try (ChunkedPublisher live = ChunkedPublisher.open(port, liveRun, "application/x-ndjson", TOKEN);
                     SseClient reader = openReader(port, liveRun, live)) {
                 Figures calm = measure(port, statusRun, live, reader, "calm");
@@ -117,35 +120,80 @@ class HostileFloodTest {
                 Figures flood;
                 long budget = server.metric("iqstream_memory_budget_bytes");
                 long mostUsed = 0;
+                long tcpBefore = kernelTcpMemoryBytes();
+                AtomicLong tcpMost = new AtomicLong(tcpBefore);
+                Thread readers = new Thread(() -> openIdleReaders(port, idle, tcpMost), "idle-readers");
                 try {
                     Thread.sleep(300);
-                    String flooding = onWorkerZero("flood-", 0);
-                    for (int i = 0; i < 1_000; i++) {
-                        Socket s = RawHttp.connect(port);
-                        s.setReceiveBufferSize(4096);
-                        idle.add(s);
-                        RawHttp.write(s, "GET /v1/runs/" + flooding + "/events HTTP/1.1\r\nHost: x\r\n"
-                                + "Authorization: Bearer " + TOKEN + "\r\n\r\n");
-                    }
+                    readers.start();
                     flood = measure(port, statusRun, live, reader, "readers");
                     mostUsed = server.metric("iqstream_memory_used_bytes");
+                    tcpMost.accumulateAndGet(kernelTcpMemoryBytes(), Math::max);
                 } finally {
                     stop.set(true);
+                    readers.join(60_000);
                     flooder.join(20_000);
-                    for (Socket s : idle) {
-                        s.close();
+                    synchronized (idle) {
+                        for (Socket s : idle) {
+                            s.close();
+                        }
                     }
                 }
-                String report = "flood with 1,000 idle readers: calm " + calm + "; flood " + flood + "; memory used "
-                        + mostUsed / (1024 * 1024) + " MiB of a " + budget / (1024 * 1024) + " MiB budget";
+                long tcpGrowth = tcpBefore < 0 ? -1 : tcpMost.get() - tcpBefore;
+                String report = "flood with 1,000 idle readers (" + idle.size() + " connected): calm " + calm
+                        + "; flood " + flood + "; memory used " + mostUsed / (1024 * 1024) + " MiB of a "
+                        + budget / (1024 * 1024) + " MiB budget; kernel TCP memory grew by at most "
+                        + tcpGrowth / (1024 * 1024) + " MiB (host-wide, /proc/net/sockstat)";
                 System.out.println(report);
+                assertTrue(idle.size() == 1_000, "every reader connected: " + report);
                 assertTrue(mostUsed <= budget + budget / 4, "memory within the budget (and its run headroom): "
                         + report);
+                // 1,000 send buffers of 256 KiB (128 KiB asked, doubled by Linux) plus the readers' own receive
+                // queues; autotuned, it was over 2 GiB
+                assertTrue(tcpGrowth < 640L * 1024 * 1024, "kernel socket memory bounded per reader: " + report);
                 assertWithin("status", calm.status, flood.status, report);
                 assertWithin("live read", calm.live, flood.live, report);
             }
             server.assertSound();
         }
+    }
+
+    /** Connects 1,000 readers of the run being flooded now, from event 0, that never read. */
+    private static void openIdleReaders(int port, List<Socket> idle, AtomicLong tcpMost) {
+        String flooding = onWorkerZero("flood-", 0);
+        try {
+            for (int i = 0; i < 1_000; i++) {
+                Socket s = RawHttp.connect(port);
+                s.setReceiveBufferSize(4096);
+                idle.add(s);
+                RawHttp.write(s, "GET /v1/runs/" + flooding + "/events HTTP/1.1\r\nHost: x\r\n"
+                        + "Authorization: Bearer " + TOKEN + "\r\n\r\n");
+                if (i % 50 == 0) {
+                    tcpMost.accumulateAndGet(kernelTcpMemoryBytes(), Math::max);
+                }
+            }
+        } catch (IOException e) {
+            // counted: the test asserts that all 1,000 connected
+        }
+    }
+
+    /** The host's TCP socket memory in bytes ({@code /proc/net/sockstat}, pages), or -1 where there is none. */
+    private static long kernelTcpMemoryBytes() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/net/sockstat"))) {
+                if (line.startsWith("TCP:")) {
+                    String[] f = line.trim().split("\\s+");
+                    for (int i = 1; i + 1 < f.length; i++) {
+                        if (f[i].equals("mem")) {
+                            return Long.parseLong(f[i + 1]) * 4096;
+                        }
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+        return -1;
     }
 
     private static void assertWithin(String what, List<Long> calm, List<Long> flood, String report) {
