@@ -3,7 +3,7 @@
 // node holding the answer's run is SIGKILLed mid-answer (the mock model held there): the producer restores the run
 // on the survivor with the same ids and goes on. A raw reader that resumes with Last-Event-ID through the survivor
 // before the restore gets exactly the rest, once; the AI SDK's own reconnectToStream on the other instance folds
-// into exactly the uncut answer.
+// into exactly the uncut answer. And a network cut of the producer's POST alone (the node lives) is continued.
 import assert from "node:assert/strict";
 import { rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -49,7 +49,9 @@ async function runStatus(port, runId, token) {
 /** Reads a run's SSE from `port` after `lastEventId`: resolves with its ids and data lines when the stream ends. */
 function readAfter(port, runId, token, lastEventId) {
   return new Promise((resolve, reject) => {
-    const headers = { authorization: `Bearer ${token}`, accept: "text/event-stream", "last-event-id": String(lastEventId) };
+    const headers = {
+      authorization: `Bearer ${token}`, accept: "text/event-stream", "last-event-id": String(lastEventId),
+    };
     http.get({ host: "127.0.0.1", port, path: `/v1/runs/${runId}/events`, headers }, (res) => {
       if (res.statusCode !== 200) {
         res.resume();
@@ -86,7 +88,8 @@ test("the IQ-Stream node holding an answer is SIGKILLed mid-answer: the producer
   const nodeB = await startServer(flags(pb), { secret: nodeA.secret });
   cleanups.push(() => nodeB.stop());
   await waitFor(async () => (await metric(pa, 'iqstream_cluster_members{state="ready"}')) === 2
-    && (await metric(pb, 'iqstream_cluster_members{state="ready"}')) === 2, 60_000, "both nodes ready with two members");
+    && (await metric(pb, 'iqstream_cluster_members{state="ready"}')) === 2, 60_000,
+  "both nodes ready with two members");
   const proxy = await startProxy(pa);
   cleanups.push(() => proxy.close());
   const token = nodeA.token({ publish: ["resumable-stream:*"], subscribe: ["resumable-stream:*"] });
@@ -126,6 +129,7 @@ test("the IQ-Stream node holding an answer is SIGKILLed mid-answer: the producer
   proxy.cut(); // the producer's open POST breaks, as the balancer's connections to a dead node do
   // a reader that had `held` events resumes through the survivor before the run is restored: it waits for it
   const resumed = readAfter(survivor, runId, token, held);
+  resumed.catch(() => {}); // (awaited below; a refusal fails the test there, or the restore's wait first)
   // the producer restores the run (its `held` events, the same ids) while its model is still held
   await waitFor(async () => (await runStatus(survivor, runId, token)).events === held, 30_000,
     `the run restored on the survivor with its ${held} events`);
@@ -149,5 +153,42 @@ test("the IQ-Stream node holding an answer is SIGKILLed mid-answer: the producer
     `the rest of the answer from token-${HOLD_AT}: ${deltas}`);
   assert.equal(data.at(-1), "[DONE]");
   assert.equal(await metric(survivor, "iqstream_cluster_restores_total"), 1, "the survivor counts one restore");
+  assert.doesNotMatch(producer.output(), /@iqstream\/resumable-stream:/, "the producer reported no error");
+});
+
+test("the producer's POST is cut by the network mid-answer (the node lives): it continues with Last-Event-ID, "
+  + "the run holds the answer once, no restore", { timeout: 120_000 }, async () => {
+  const server = await startServer();
+  cleanups.push(() => server.stop());
+  const proxy = await startProxy(server.port);
+  cleanups.push(() => proxy.close());
+  const token = server.token({ publish: ["resumable-stream:*"], subscribe: ["resumable-stream:*"] });
+  const holdFile = path.join(os.tmpdir(), `iq-hold-${process.pid}-${Date.now()}-cut`);
+  writeFileSync(holdFile, "");
+  cleanups.push(() => rmSync(holdFile, { force: true }));
+  const store = chatStore();
+  const env = { RESUMABLE: "iqstream", IQSTREAM_URL: proxy.baseUrl, IQSTREAM_TOKEN: token, CHAT_STORE: store,
+    MOCK_TOKENS: String(TOKENS), MOCK_DELAY_MS: "20", MOCK_HOLD_FILE: holdFile, MOCK_HOLD_AT: String(HOLD_AT) };
+  const producer = await startApp(env);
+  cleanups.push(() => producer.kill());
+  const chatId = `chat-${Math.random().toString(36).slice(2)}`;
+  const abort = new AbortController();
+  const first = await transport(producer).sendMessages({
+    trigger: "submit-message", chatId, messageId: undefined, messages: [userMessage("hi")], abortSignal: abort.signal,
+  });
+  await readThenCut(first, abort, "text-delta", 3);
+  await waitFor(() => readChat(store, chatId)?.activeStreamId, 10_000, "activeStreamId saved");
+  const runId = `resumable-stream:${readChat(store, chatId).activeStreamId}`;
+  await waitFor(async () => (await runStatus(server.port, runId, token)).events > HOLD_AT, 30_000, "the run under way");
+  proxy.cut();
+  rmSync(holdFile);
+  const { ids, data } = await readAfter(server.port, runId, token, 0);
+  const end = await runStatus(server.port, runId, token);
+  assert.equal(end.ended, true);
+  assert.deepEqual(ids, Array.from({ length: end.events }, (_, k) => 1 + k));
+  const deltas = data.filter((d) => d.includes('"text-delta"')).map((d) => JSON.parse(d).delta).join("");
+  assert.equal(deltas, expectedText(TOKENS), "every token once, in order");
+  assert.equal(JSON.parse(data.at(-2)).type, "finish", "the answer's own end, not PUBLISHER_LOST");
+  assert.ok(proxy.connections >= 2, "the publish went on over a new connection");
   assert.doesNotMatch(producer.output(), /@iqstream\/resumable-stream:/, "the producer reported no error");
 });
