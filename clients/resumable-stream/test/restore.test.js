@@ -77,6 +77,29 @@ function readAfter(port, runId, token, lastEventId) {
   });
 }
 
+/** The apps' env for IQ-Stream at `url`, their model held before delta HOLD_AT while the returned file exists. */
+function heldModelEnv(url, token) {
+  const holdFile = path.join(os.tmpdir(), `iq-hold-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  writeFileSync(holdFile, "");
+  cleanups.push(() => rmSync(holdFile, { force: true }));
+  const store = chatStore();
+  const env = { RESUMABLE: "iqstream", IQSTREAM_URL: url, IQSTREAM_TOKEN: token, CHAT_STORE: store,
+    MOCK_TOKENS: String(TOKENS), MOCK_DELAY_MS: "20", MOCK_HOLD_FILE: holdFile, MOCK_HOLD_AT: String(HOLD_AT) };
+  return { env, store, holdFile };
+}
+
+/** Sends a message on `producer` (the AI SDK's transport), cuts it after 3 deltas: { chatId, runId }. */
+async function sendAndCut(producer, store) {
+  const chatId = `chat-${Math.random().toString(36).slice(2)}`;
+  const abort = new AbortController();
+  const first = await transport(producer).sendMessages({
+    trigger: "submit-message", chatId, messageId: undefined, messages: [userMessage("hi")], abortSignal: abort.signal,
+  });
+  await readThenCut(first, abort, "text-delta", 3);
+  await waitFor(() => readChat(store, chatId)?.activeStreamId, 10_000, "activeStreamId saved");
+  return { chatId, runId: `resumable-stream:${readChat(store, chatId).activeStreamId}` };
+}
+
 test("the IQ-Stream node holding an answer is SIGKILLed mid-answer: the producer restores it on the survivor, "
   + "readers get exactly the rest once", { timeout: 180_000 }, async () => {
   const [pa, pb] = [await freePort(), await freePort()];
@@ -93,23 +116,10 @@ test("the IQ-Stream node holding an answer is SIGKILLed mid-answer: the producer
   const proxy = await startProxy(pa);
   cleanups.push(() => proxy.close());
   const token = nodeA.token({ publish: ["resumable-stream:*"], subscribe: ["resumable-stream:*"] });
-  const holdFile = path.join(os.tmpdir(), `iq-hold-${process.pid}-${Date.now()}`);
-  writeFileSync(holdFile, "");
-  cleanups.push(() => rmSync(holdFile, { force: true }));
-  const store = chatStore();
-  const env = { RESUMABLE: "iqstream", IQSTREAM_URL: proxy.baseUrl, IQSTREAM_TOKEN: token, CHAT_STORE: store,
-    MOCK_TOKENS: String(TOKENS), MOCK_DELAY_MS: "20", MOCK_HOLD_FILE: holdFile, MOCK_HOLD_AT: String(HOLD_AT) };
+  const { env, store, holdFile } = heldModelEnv(proxy.baseUrl, token);
   const [producer, other] = await Promise.all([startApp(env), startApp(env)]);
   cleanups.push(() => producer.kill(), () => other.kill());
-
-  const chatId = `chat-${Math.random().toString(36).slice(2)}`;
-  const abort = new AbortController();
-  const first = await transport(producer).sendMessages({
-    trigger: "submit-message", chatId, messageId: undefined, messages: [userMessage("hi")], abortSignal: abort.signal,
-  });
-  await readThenCut(first, abort, "text-delta", 3);
-  await waitFor(() => readChat(store, chatId)?.activeStreamId, 10_000, "activeStreamId saved");
-  const runId = `resumable-stream:${readChat(store, chatId).activeStreamId}`;
+  const { chatId, runId } = await sendAndCut(producer, store);
   // the model is held before delta HOLD_AT: the run's count settles (no change for 500 ms)
   let held = -1;
   await waitFor(async () => {
@@ -163,22 +173,10 @@ test("the producer's POST is cut by the network mid-answer (the node lives): it 
   const proxy = await startProxy(server.port);
   cleanups.push(() => proxy.close());
   const token = server.token({ publish: ["resumable-stream:*"], subscribe: ["resumable-stream:*"] });
-  const holdFile = path.join(os.tmpdir(), `iq-hold-${process.pid}-${Date.now()}-cut`);
-  writeFileSync(holdFile, "");
-  cleanups.push(() => rmSync(holdFile, { force: true }));
-  const store = chatStore();
-  const env = { RESUMABLE: "iqstream", IQSTREAM_URL: proxy.baseUrl, IQSTREAM_TOKEN: token, CHAT_STORE: store,
-    MOCK_TOKENS: String(TOKENS), MOCK_DELAY_MS: "20", MOCK_HOLD_FILE: holdFile, MOCK_HOLD_AT: String(HOLD_AT) };
+  const { env, store, holdFile } = heldModelEnv(proxy.baseUrl, token);
   const producer = await startApp(env);
   cleanups.push(() => producer.kill());
-  const chatId = `chat-${Math.random().toString(36).slice(2)}`;
-  const abort = new AbortController();
-  const first = await transport(producer).sendMessages({
-    trigger: "submit-message", chatId, messageId: undefined, messages: [userMessage("hi")], abortSignal: abort.signal,
-  });
-  await readThenCut(first, abort, "text-delta", 3);
-  await waitFor(() => readChat(store, chatId)?.activeStreamId, 10_000, "activeStreamId saved");
-  const runId = `resumable-stream:${readChat(store, chatId).activeStreamId}`;
+  const { runId } = await sendAndCut(producer, store);
   await waitFor(async () => (await runStatus(server.port, runId, token)).events > HOLD_AT, 30_000, "the run under way");
   proxy.cut();
   rmSync(holdFile);
