@@ -29,7 +29,16 @@ export interface CreateResumableStreamContextOptions {
    * instead of returning null. Default false, as in resumable-stream.
    */
   replayFinished?: boolean;
-  /** Called with errors of the background publish (refused, network); default console.error. */
+  /**
+   * The producer keeps every chunk frame it sent until the stream ends, at most this many bytes (default 8 MiB,
+   * 0 = none kept): after a break it continues the run with `Last-Event-ID`, and when the IQ-Stream node holding
+   * the run died it restores the run on its new owner with the same ids (docs/DEPLOY.md, "Restore: the
+   * protocol"). Past the bound a break ends the publish (reported to `onError`).
+   */
+  restoreBufferBytes?: number;
+  /** Attempts in a row, 200 ms doubling to 2 s apart, to continue a broken publish before it is given up. Default 8. */
+  maxRetries?: number;
+  /** Called with errors of the background publish (refused, or broken and not continued); default console.error. */
   onError?: (error: unknown) => void;
   /** The fetch to use; default globalThis.fetch. */
   fetch?: typeof globalThis.fetch;

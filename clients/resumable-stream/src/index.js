@@ -17,6 +17,9 @@ const EXACT_FRAME = /^(data: [^\r\n]*|:[^\r\n]*(\n:[^\r\n]*)*)$/;
 const DONE_VALUE = "DONE";
 /** How often a broken read is resumed (Last-Event-ID) before the stream errors. */
 const READ_RETRIES = 5;
+/** The producer's retry pacing after a break: 200 ms doubling to 2 s (as @iqstream/client's publisher). */
+const RETRY_INITIAL_MS = 200;
+const RETRY_MAX_MS = 2000;
 
 /**
  * Creates a context bound to one IQ-Stream address and token.
@@ -37,6 +40,15 @@ export function createResumableStreamContext(options = {}) {
     throw new TypeError(`@iqstream/resumable-stream: publisherLeaseMs must be an integer >= 0 (got ${leaseMs})`);
   }
   const replayFinished = options.replayFinished === true;
+  const restoreBufferBytes = options.restoreBufferBytes ?? 8 << 20;
+  if (!Number.isInteger(restoreBufferBytes) || restoreBufferBytes < 0) {
+    throw new TypeError("@iqstream/resumable-stream: restoreBufferBytes must be an integer >= 0 "
+      + `(got ${restoreBufferBytes})`);
+  }
+  const maxRetries = options.maxRetries ?? 8;
+  if (!Number.isInteger(maxRetries) || maxRetries < 0) {
+    throw new TypeError(`@iqstream/resumable-stream: maxRetries must be an integer >= 0 (got ${maxRetries})`);
+  }
   const onError = options.onError ?? ((e) => console.error("@iqstream/resumable-stream:", e));
   const fetchImpl = options.fetch ?? globalThis.fetch;
   const auth = token ? { authorization: `Bearer ${token}` } : {};
@@ -66,55 +78,168 @@ export function createResumableStreamContext(options = {}) {
     let finished;
     waitUntil(new Promise((resolve) => { finished = resolve; }));
     const encoder = new TextEncoder();
-    let body;
-    const bodyStream = new ReadableStream({ start(c) { body = c; } });
     let local;
     const localStream = new ReadableStream({ start(c) { local = c; } });
     const source = makeStream().getReader();
     let stopped = false;
     let settled = false;
     let pending = ""; // the producer's text after its last complete frame (a frame may span several strings)
+    // Every data frame sent (the run's events 1..N, as bytes), to continue or restore the run after a break; null
+    // once past restoreBufferBytes (a break then ends the publish, reported to onError).
+    let sent = restoreBufferBytes > 0 ? [] : null;
+    let sentCount = 0;
+    let sentBytes = 0;
+    let sawDone = false;
+    let sourceEnded = false;
+    let failed = false; // the producer's stream errored: never continued
+    let body = null; // the open request's body, or null between requests
 
-    const post = fetchImpl(target, {
-      method: "POST",
-      body: bodyStream,
-      duplex: "half",
-      headers: {
+    /** One POST: the frames from `from` on (all of them for a restore), then what the producer writes next. */
+    async function attempt(lastEventId, restoreTo, from) {
+      let controller;
+      const bodyStream = new ReadableStream({ start(c) { controller = c; } });
+      if (sent !== null) {
+        for (let i = restoreTo > 0 ? 0 : from; i < sent.length; i++) controller.enqueue(sent[i]);
+      }
+      if (sawDone) controller.enqueue(encoder.encode("data: [DONE]\n\n"));
+      if (sourceEnded) controller.close();
+      body = controller;
+      const headers = {
         ...auth,
         "content-type": "text/event-stream",
         "x-vercel-ai-ui-message-stream": "v1",
         "x-iqstream-publisher-lease": `${leaseMs}ms`,
-      },
-    }).then(async (res) => {
-      const text = await res.text();
-      if (res.status === 409 && text.includes('"run_stopped"')) {
-        // stopStream from any instance: the producer's source is cancelled, its own stream closed
-        stopped = true;
-        closeQuietly(local);
-        await source.cancel("stopped (IQ-Stream run_stopped)").catch(() => {});
-        return;
+      };
+      if (lastEventId !== null) headers["last-event-id"] = String(lastEventId);
+      if (restoreTo > 0) headers["x-iqstream-restore"] = String(restoreTo);
+      try {
+        const res = await fetchImpl(target, { method: "POST", body: bodyStream, duplex: "half", headers });
+        const text = await res.text();
+        let json = null;
+        try { json = JSON.parse(text); } catch { /* not JSON */ }
+        return { status: res.status, text, json };
+      } catch (e) {
+        return { status: 0, text: e.message, error: e };
+      } finally {
+        if (body === controller) body = null;
       }
-      if (!res.ok) onError(new Error(`POST ${target}: ${res.status} ${text}`));
-    }, (e) => {
-      if (!stopped) onError(new Error(`POST ${target}: ${e.message}`, { cause: e }));
-    }).finally(() => { settled = true; });
+    }
+
+    /** Where does the run stand after a break: { code, info } of GET /v1/runs/{id} (code 0: no answer). */
+    async function runStatus() {
+      try {
+        const res = await fetchImpl(runUrl(streamId), { headers: auth });
+        if (res.status !== 200) {
+          await res.body?.cancel();
+          return { code: res.status, info: null };
+        }
+        return { code: 200, info: await res.json() };
+      } catch {
+        return { code: 0, info: null };
+      }
+    }
+
+    /**
+     * Publishes the run, recovering from breaks (docs/DEPLOY.md, "Restore: the protocol"): a break or 5xx asks
+     * the run's status and continues with Last-Event-ID; a run no node holds (404, 409 run_lost) is restored
+     * with X-IQStream-Restore and the kept frames; never restored on a 503.
+     */
+    async function publish() {
+      let lastEventId = null;
+      let restoreTo = 0;
+      let from = 0;
+      let failures = 0;
+      let bestHeld = -1;
+      for (;;) {
+        const r = await attempt(lastEventId, restoreTo, from);
+        if (r.status >= 200 && r.status < 300) return;
+        if (r.status === 409 && r.json?.error === "run_stopped") {
+          // stopStream from any instance: the producer's source is cancelled, its own stream closed
+          stopped = true;
+          closeQuietly(local);
+          await source.cancel("stopped (IQ-Stream run_stopped)").catch(() => {});
+          return;
+        }
+        if (failed) return;
+        const lost = r.status === 409 && r.json?.error === "run_lost";
+        const retryable = r.status === 0 || r.status >= 500 || lost
+          || (r.status === 409 && r.json?.error === "publisher_active" && failures > 0)
+          || (r.status === 409 && r.json?.error === "event_id_mismatch" && failures > 0);
+        const what = `POST ${target}: ${r.status === 0 ? r.text : `${r.status} ${r.text}`}`;
+        if (!retryable || maxRetries === 0) {
+          onError(new Error(what, r.error ? { cause: r.error } : undefined));
+          return;
+        }
+        if (sent === null) {
+          onError(new Error(`${what} (not continued: the stream's frames were not kept, past restoreBufferBytes)`,
+            r.error ? { cause: r.error } : undefined));
+          return;
+        }
+        // ask, then continue or restore, until it works or maxRetries attempts in a row made no progress
+        for (;;) {
+          if (++failures > maxRetries) {
+            onError(new Error(`${what} (gave up after ${maxRetries} attempts to continue it)`));
+            return;
+          }
+          await sleep(Math.min(RETRY_MAX_MS, RETRY_INITIAL_MS * 2 ** (failures - 1)));
+          const s = lost ? { code: 404, info: null } : await runStatus();
+          if (s.code === 404) {
+            // no node holds the run (its node died): restore it, events 1..N with their ids, then go on
+            lastEventId = sentCount > 0 ? 0 : null;
+            restoreTo = sentCount;
+            break;
+          }
+          if (s.code !== 200 || s.info.publishing) continue; // 503 / no answer / not seen the break yet: ask again
+          const held = s.info.events;
+          if (held > sentCount || (s.info.ended && held < sentCount)) {
+            onError(new Error(`${what}: the run holds ${held} events${s.info.ended ? " and ended" : ""}, `
+              + `this producer sent ${sentCount}`));
+            return;
+          }
+          if (s.info.ended) return; // it has everything: the break came after the end
+          if (held > bestHeld) { bestHeld = held; failures = 0; }
+          lastEventId = held;
+          restoreTo = 0;
+          from = held;
+          break;
+        }
+      }
+    }
+    const post = publish().catch((e) => onError(e)).finally(() => { settled = true; });
 
     (async () => {
       try {
         for (;;) {
           const { done, value } = await source.read();
           if (done) break;
-          pending = checkFrames(pending + value);
+          const [frames, rest] = splitFrames(pending + value);
+          pending = rest;
           try { local.enqueue(value); } catch { /* the producer's own reader left: the stream goes on */ }
-          try { body.enqueue(encoder.encode(value)); } catch { /* the POST ended early (refused or stopped) */ }
+          for (const frame of frames) {
+            const bytes = encoder.encode(frame);
+            if (frame.startsWith("data: ")) {
+              if (frame === "data: [DONE]\n\n") sawDone = true;
+              else {
+                sentCount++;
+                if (sent !== null) {
+                  sentBytes += bytes.length;
+                  if (sentBytes > restoreBufferBytes) sent = null;
+                  else sent.push(bytes);
+                }
+              }
+            }
+            try { body?.enqueue(bytes); } catch { /* the POST ended early (refused, stopped or broken) */ }
+          }
         }
-        if (pending) checkFrames(`${pending}\n\n`, "the stream ended inside a frame");
+        if (pending) splitFrames(`${pending}\n\n`, "the stream ended inside a frame");
+        sourceEnded = true;
         closeQuietly(local);
-        closeQuietly(body);
+        if (body) closeQuietly(body);
       } catch (e) {
         if (!stopped) {
+          failed = true;
           try { local.error(e); } catch { /* closed */ }
-          try { body.error(e); } catch { /* closed */ }
+          try { body?.error(e); } catch { /* closed */ }
         }
       }
       await post;
@@ -225,10 +350,11 @@ export function createResumableStreamContext(options = {}) {
 }
 
 /**
- * Checks every complete frame of `text` against {@link EXACT_FRAME}; returns what follows the last one. Throws a
- * TypeError naming the first frame this package could not replay exactly.
+ * Splits `text` into its complete frames (each with its blank line) and what follows the last one, checking each
+ * against {@link EXACT_FRAME}. Throws a TypeError naming the first frame this package could not replay exactly.
  */
-function checkFrames(text, why) {
+function splitFrames(text, why) {
+  const frames = [];
   let start = 0;
   for (let end = text.indexOf("\n\n"); end >= 0; end = text.indexOf("\n\n", start)) {
     const frame = text.slice(start, end);
@@ -238,9 +364,10 @@ function checkFrames(text, why) {
         + `${JSON.stringify(shown)}: only single-line "data: ..." frames (what the AI SDK writes) come back byte `
         + "for byte; an event:, id: or retry: field, several data: lines or CR line ends would not");
     }
+    frames.push(`${frame}\n\n`);
     start = end + 2;
   }
-  return text.slice(start);
+  return [frames, text.slice(start)];
 }
 
 function trimSlash(s) {
