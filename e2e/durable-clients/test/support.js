@@ -66,15 +66,22 @@ async function startIqStreamCluster(nodes) {
     return child;
   });
   const urls = ports.map((p) => `http://127.0.0.1:${p}`);
-  const ready = async (url) => {
-    try { return (await fetch(`${url}/readyz`)).status === 200; } catch { return false; }
+  // ready, and every node's ready set (X-IQStream-View on /readyz) names every node: until then a node that has
+  // not yet seen its peer ready places a new stream on itself while the peer routes the same path to the other
+  // (the stream has no lookup of another owner: docs/DURABLE-STREAMS.md), and a read right after a create 404s
+  const view = async (url) => {
+    try {
+      const res = await fetch(`${url}/readyz`);
+      return res.status === 200 ? (res.headers.get("x-iqstream-view") ?? "") : null;
+    } catch { return null; }
   };
   try {
     await waitFor(async () => {
       const dead = children.find((c) => c.exitCode !== null);
       if (dead) throw new Error(`an IQ-Stream node exited (${dead.exitCode}):\n${dead.output}`);
-      return (await Promise.all(urls.map(ready))).every(Boolean);
-    }, "both IQ-Stream nodes ready (cluster membership settled)", 60_000);
+      const views = await Promise.all(urls.map(view));
+      return views.every((v) => v !== null && v.split(",").filter(Boolean).length === nodes && v === views[0]);
+    }, "both IQ-Stream nodes ready, each seeing both ready (cluster membership settled)", 60_000);
   } catch (err) {
     children.forEach((c) => c.kill("SIGKILL"));
     throw err;
