@@ -28,10 +28,11 @@ import io.netty.handler.codec.http.LastHttpContent;
 final class DurableStreamRoute {
     private final StreamExchange.Settings settings;
     private final ChannelHandlerContext ctx;
-    private final HttpRequest request;
-    private final RequestTarget target;
+    /** The request, its target and its body: dropped once it is answered or a live read goes on. */
+    private HttpRequest request;
+    private RequestTarget target;
     private final boolean keepAlive;
-    private final CompositeByteBuf body;
+    private CompositeByteBuf body;
     private boolean tooLarge;
     private LiveRead live;
     private boolean answered;
@@ -125,6 +126,10 @@ final class DurableStreamRoute {
         }
         live = StreamExchange.serve(settings, ctx, request, target.path(), body, target.parameters("offset"),
                 target.parameter("live"), target.parameter("cursor"), keepAlive);
+        // released by serve; a parked live reader holds none of them
+        body = null;
+        request = null;
+        target = null;
         return live == null;
     }
 

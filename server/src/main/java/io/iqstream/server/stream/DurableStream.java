@@ -1,6 +1,7 @@
 package io.iqstream.server.stream;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -8,13 +9,13 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One durable stream: its configuration (content type, TTL or expiry), its messages (byte-exact, in pooled
- * buffers charged to the memory budget), closure, the idempotent producers' state, its fork parent and the live
+ * One durable stream: its configuration (content type, TTL or expiry), its messages (byte-exact, contiguous
+ * in pooled segments charged to the memory budget: {@link StreamBytes}), closure, the idempotent producers' state, its fork parent and the live
  * readers waiting at its tail.
  *
  * <p>Mutated only on the stream's owner worker (the path's hash, as for runs). A fork on another worker reads the
- * messages below its fork point, which never change once written: the message table is published through
- * volatile fields (the table before the count), so such a read sees whole messages only. {@link #forks} and
+ * messages below its fork point, which never change once written ({@link StreamBytes} publishes them so that
+ * such a read sees whole messages only). {@link #forks} and
  * {@link #softDeleted} are shared with forks' workers too.
  */
 public final class DurableStream {
@@ -23,17 +24,6 @@ public final class DurableStream {
         long epoch;
         long lastSeq;
         long updatedMs;
-    }
-
-    /** The message table: buffers and the byte position after each; replaced whole when it grows. */
-    private static final class Table {
-        final ByteBuf[] data;
-        final long[] ends;
-
-        Table(int capacity) {
-            data = new ByteBuf[capacity];
-            ends = new long[capacity];
-        }
     }
 
     final String path;
@@ -65,9 +55,8 @@ public final class DurableStream {
     /** Live readers waiting at the tail (long-poll and SSE), on the owner worker. */
     final List<TailWaiter> waiters = new ArrayList<>(1);
 
-    private volatile Table table = new Table(4);
-    private volatile int count;
-    private volatile long tail;
+    /** The stream's own bytes and message boundaries (a fork's below its fork point are its parent's). */
+    private final StreamBytes bytes;
     private volatile boolean closed;
     /** Deleted while forks still read it: 410 to every request, its bytes kept for the forks. */
     volatile boolean softDeleted;
@@ -86,7 +75,7 @@ public final class DurableStream {
         this.forkPosition = forkPosition;
         this.forkSubOffset = forkSubOffset;
         this.createdClosed = createdClosed;
-        this.tail = forkPosition;
+        this.bytes = new StreamBytes(forkPosition);
         this.lastAccessMs = nowMs;
     }
 
@@ -101,7 +90,7 @@ public final class DurableStream {
 
     /** The byte position after the last message: the offset a reader at the tail has. */
     public long tail() {
-        return tail;
+        return bytes.tail();
     }
 
     public boolean isClosed() {
@@ -118,32 +107,30 @@ public final class DurableStream {
                 || ttlSeconds >= 0 && nowMs >= lastAccessMs + ttlSeconds * 1000;
     }
 
-    /** Appends one message (its buffer now owned here); on the owner worker. */
-    void append(ByteBuf data) {
-        Table t = table;
-        int n = count;
-        if (n == t.data.length) {
-            Table grown = new Table(n * 2);
-            System.arraycopy(t.data, 0, grown.data, 0, n);
-            System.arraycopy(t.ends, 0, grown.ends, 0, n);
-            table = grown;
-            t = grown;
-        }
-        long end = tail + data.readableBytes();
-        t.data[n] = data;
-        t.ends[n] = end;
-        tail = end;
-        count = n + 1;
+    /** What storing a message of {@code length} bytes takes from the memory budget ({@link StreamBytes#chargeFor}). */
+    long chargeFor(int length) {
+        return bytes.chargeFor(length);
+    }
+
+    /** Copies {@code message}'s bytes in as the next message (the caller keeps its buffer); on the owner worker. */
+    void append(ByteBufAllocator alloc, ByteBuf message) {
+        bytes.append(alloc, message);
     }
 
     /** Own messages held (not counting a parent's). */
     int ownCount() {
-        return count;
+        return bytes.count();
+    }
+
+    /** Own bytes held (not counting a parent's). */
+    long ownBytes() {
+        return bytes.tail() - forkPosition;
     }
 
     /**
      * Gathers the messages after byte position {@code after} and at most at {@code upTo} (a fork's cap on its
-     * parent), the parent's first, into {@code out}, until it holds {@code maxBytes} (at least one message).
+     * parent), the parent's first, into {@code out}, until it holds {@code maxBytes} (at least one message). The
+     * batch holds slices of the segments, not retained.
      */
     void collect(long after, long upTo, MessageBatch out, long maxBytes) {
         if (parent != null && after < forkPosition) {
@@ -152,13 +139,12 @@ public final class DurableStream {
                 return;
             }
         }
-        int n = count;
-        Table t = table;
-        for (int i = firstAfter(t.ends, n, after); i < n && t.ends[i] <= upTo; i++) {
+        int n = bytes.count();
+        for (int i = bytes.firstAfter(after); i < n && bytes.end(i) <= upTo; i++) {
             if (out.bytes() >= maxBytes && !out.isEmpty()) {
                 return;
             }
-            out.add(t.data[i], t.ends[i]);
+            out.add(bytes.message(i), bytes.end(i));
         }
     }
 
@@ -170,42 +156,17 @@ public final class DurableStream {
                 return b;
             }
         }
-        int n = count;
-        Table t = table;
-        int i = firstAfter(t.ends, n, after);
-        if (i >= n) {
+        int i = bytes.firstAfter(after);
+        if (i >= bytes.count()) {
             return null;
         }
-        endOut[0] = t.ends[i];
-        return t.data[i];
+        endOut[0] = bytes.end(i);
+        return bytes.message(i);
     }
 
-    private static int firstAfter(long[] ends, int n, long after) {
-        int lo = 0;
-        int hi = n;
-        while (lo < hi) {
-            int mid = (lo + hi) >>> 1;
-            if (ends[mid] <= after) {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        return lo;
-    }
-
-    /** Releases the messages' buffers; once, when the stream is freed. Returns the bytes they held. */
+    /** Releases the stream's segments; once, when the stream is freed. Returns the message bytes they held. */
     long releaseMessages() {
-        Table t = table;
-        int n = count;
-        long bytes = 0;
-        for (int i = 0; i < n; i++) {
-            bytes += t.data[i].readableBytes();
-            t.data[i].release();
-            t.data[i] = null;
-        }
-        count = 0;
-        return bytes;
+        return bytes.release();
     }
 
     /** Forgets the producer least recently active (the producers' table is full). */

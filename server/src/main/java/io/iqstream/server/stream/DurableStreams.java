@@ -15,7 +15,8 @@ import java.util.concurrent.TimeUnit;
  * is shared only so that a fork, created on its own worker, can find its parent and read the parent's bytes below
  * the fork point (which never change).
  *
- * <p>Memory: each stream is charged {@link #STREAM_OVERHEAD_BYTES} and its messages' bytes to the server's one
+ * <p>Memory: each stream is charged {@link #STREAM_OVERHEAD_BYTES}, the pooled segments its messages' bytes are
+ * kept in and {@link StreamBytes#INDEX_BYTES_PER_MESSAGE} per message (what it holds) to the server's one
  * {@link MemoryBudget}, under the same rule as a run's log (an ordinary-sized stream may use the headroom, an
  * oversized one is refused first); refused, the request gets 503 with {@code Retry-After}. A stream is freed when
  * deleted or expired (its TTL since the last read or write, or its Expires-At): lazily by the request that finds
@@ -26,8 +27,6 @@ import java.util.concurrent.TimeUnit;
 public final class DurableStreams {
     /** What a stream's bookkeeping costs beyond its bytes (the object, its table, its map entry). */
     public static final long STREAM_OVERHEAD_BYTES = 512;
-    /** What a message's bookkeeping costs beyond its bytes (its buffer object, its table slots). */
-    public static final long MESSAGE_OVERHEAD_BYTES = 96;
     /** Idempotent producers remembered per stream; past it the least recently active is forgotten. */
     public static final int MAX_PRODUCERS = 1024;
     /** How often each worker frees its expired streams. */

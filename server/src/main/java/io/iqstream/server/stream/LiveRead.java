@@ -18,11 +18,11 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.concurrent.FastThreadLocal;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
@@ -48,7 +48,6 @@ public final class LiveRead implements DurableStream.TailWaiter {
     private final StreamExchange.Settings settings;
     private final DurableStreams streams;
     private final ChannelHandlerContext ctx;
-    private final HttpRequest request;
     private final String path;
     private final boolean keepAlive;
 
@@ -62,15 +61,19 @@ public final class LiveRead implements DurableStream.TailWaiter {
     private boolean done;
     /** A live read holds a subscriber slot (--max-subscribers) until it ends. */
     private boolean readerSlot;
-    /** Messages of one answer or one delivery, reused. */
-    private final MessageBatch batch = new MessageBatch();
+    /** Messages of one answer or one delivery: one per worker, reused by every read on it (none is held across calls). */
+    private static final FastThreadLocal<MessageBatch> BATCH = new FastThreadLocal<>() {
+        @Override
+        protected MessageBatch initialValue() {
+            return new MessageBatch();
+        }
+    };
 
     private LiveRead(StreamReply reply) {
         this.reply = reply;
         this.settings = reply.settings;
         this.streams = reply.streams;
         this.ctx = reply.ctx;
-        this.request = reply.request;
         this.path = reply.path;
         this.keepAlive = reply.keepAlive;
     }
@@ -157,7 +160,7 @@ public final class LiveRead implements DurableStream.TailWaiter {
 
     /** A catch-up (or long-poll) answer with the messages after {@code position}, paged. */
     private void answerCatchUp(DurableStream s, long position, String from, boolean longPoll) {
-        MessageBatch parts = batch;
+        MessageBatch parts = BATCH.get();
         parts.clear();
         s.collect(position, Long.MAX_VALUE, parts, MAX_READ_BYTES);
         long next = parts.isEmpty() ? Math.max(position, s.tail()) : parts.lastEnd();
@@ -165,7 +168,7 @@ public final class LiveRead implements DurableStream.TailWaiter {
         boolean closedHere = upToDate && s.isClosed();
         String nextOffset = DurableStreamProtocol.offset(next);
         String etag = DurableStreamProtocol.etag(path, from, nextOffset, closedHere);
-        String ifNoneMatch = request.headers().get(HttpHeaderNames.IF_NONE_MATCH);
+        String ifNoneMatch = reply.request().headers().get(HttpHeaderNames.IF_NONE_MATCH);
         if (etag.equals(ifNoneMatch)) {
             FullHttpResponse r = empty(HttpResponseStatus.NOT_MODIFIED);
             r.headers().set(HttpHeaderNames.ETAG, etag);
@@ -285,7 +288,6 @@ public final class LiveRead implements DurableStream.TailWaiter {
         done = true;
         stopWaiting();
         releaseReaderSlot();
-        cancelSseTimers();
     }
 
     /** Whether the answer is complete (the connection may carry the next request). */
@@ -295,8 +297,8 @@ public final class LiveRead implements DurableStream.TailWaiter {
 
     // ---- SSE ------------------------------------------------------------------------------------------------
 
-    private ScheduledFuture<?> sseEnd;
-    private ScheduledFuture<?> sseTick;
+    /** When the SSE response ends ({@link #SSE_MAX_MS} after it began). */
+    private long sseEndMs;
     /** Something was written since the last tick (else the tick writes a control event: the keep-alive). */
     private boolean sseWrote;
 
@@ -311,17 +313,22 @@ public final class LiveRead implements DurableStream.TailWaiter {
             h.set(DurableStreamProtocol.SSE_DATA_ENCODING, "base64");
         }
         reply.decorate(h);
+        // an SSE read needs nothing more of its request: a parked reader does not hold its head and headers
+        reply.forgetRequest();
         ctx.write(head);
         settings.metrics().durableSseReaders.increment();
         ssePosition = position;
-        // registered at the tail for the response's life: each append wakes it, no timer per delivery
+        // registered at the tail for the response's life: each append wakes it, no timer per delivery; one timer
+        // (the keep-alive tick, which also ends the response) at a time
         waitingOn = s;
         s.waiters.add(this);
-        long tickMs = settings.longPollMs();
-        sseEnd = ctx.channel().eventLoop().schedule(this::sseExpired, SSE_MAX_MS, TimeUnit.MILLISECONDS);
-        sseTick = ctx.channel().eventLoop().scheduleAtFixedRate(this::sseTick, tickMs, tickMs,
-                TimeUnit.MILLISECONDS);
+        sseEndMs = System.currentTimeMillis() + SSE_MAX_MS;
+        scheduleSseTick(settings.longPollMs());
         ssePump(s);
+    }
+
+    private void scheduleSseTick(long delayMs) {
+        timer = ctx.channel().eventLoop().schedule(this::sseTick, Math.max(1, delayMs), TimeUnit.MILLISECONDS);
     }
 
     /** Writes every message after the reader's position, each with its control event; ends at a closed tail. */
@@ -334,6 +341,7 @@ public final class LiveRead implements DurableStream.TailWaiter {
             return;
         }
         String cursorNow = nextCursor();
+        MessageBatch batch = BATCH.get();
         ByteBuf out = ctx.alloc().ioBuffer(512);
         boolean wrote = false;
         while (true) {
@@ -373,10 +381,20 @@ public final class LiveRead implements DurableStream.TailWaiter {
         ctx.flush();
     }
 
-    /** Every --durable-streams-long-poll: a control event when nothing else was written (the keep-alive). */
+    /**
+     * Every --durable-streams-long-poll: a control event when nothing else was written (the keep-alive); at
+     * {@link #sseEndMs} the response ends.
+     */
     private void sseTick() {
+        timer = null;
         DurableStream s = waitingOn;
         if (done || s == null) {
+            return;
+        }
+        long now = System.currentTimeMillis();
+        if (now >= sseEndMs) {
+            stopWaiting();
+            sseFinish();
             return;
         }
         if (!sseWrote) {
@@ -386,6 +404,7 @@ public final class LiveRead implements DurableStream.TailWaiter {
             ctx.flush();
         }
         sseWrote = false;
+        scheduleSseTick(Math.min(settings.longPollMs(), sseEndMs - now));
     }
 
     private void sseWrite(ByteBuf out) {
@@ -397,29 +416,10 @@ public final class LiveRead implements DurableStream.TailWaiter {
         ctx.write(new DefaultHttpContent(out));
     }
 
-    private void cancelSseTimers() {
-        if (sseEnd != null) {
-            sseEnd.cancel(false);
-            sseEnd = null;
-        }
-        if (sseTick != null) {
-            sseTick.cancel(false);
-            sseTick = null;
-        }
-    }
-
-    private void sseExpired() {
-        if (!done) {
-            stopWaiting();
-            sseFinish();
-        }
-    }
-
     private void sseFinish() {
         done = true;
         stopWaiting();
         releaseReaderSlot();
-        cancelSseTimers();
         settings.metrics().durableSseReaders.decrement();
         ChannelFuture f = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
         if (!keepAlive) {

@@ -226,8 +226,6 @@ public final class StreamExchange {
         DurableStream s = new DurableStream(path, contentType, ttl, expiresAt, expiresAtMs, parent, forkPosition,
                 prefix == null ? 0 : subOffset, createClosed, now);
         long bytes = (prefix == null ? 0 : prefix.readableBytes()) + (initial == null ? 0 : initial.readableBytes());
-        long charged = bytes + (prefix == null ? 0 : DurableStreams.MESSAGE_OVERHEAD_BYTES)
-                + (initial == null ? 0 : DurableStreams.MESSAGE_OVERHEAD_BYTES);
         if (bytes > streams.maxStreamBytes()) {
             streams.unadmit();
             release(prefix);
@@ -236,26 +234,18 @@ public final class StreamExchange {
                     + " bytes (--max-run-bytes)");
             return;
         }
-        if (!streams.charge(s, charged)) {
-            streams.unadmit();
-            release(prefix);
-            release(initial);
+        boolean stored = (prefix == null || store(s, prefix)) && (initial == null || store(s, initial));
+        release(prefix);
+        release(initial);
+        if (!stored) {
+            unmake(s);
             overBudget();
             return;
         }
         if (parent != null && !streams.holdForFork(parent)) {
-            streams.uncharge(s, charged);
-            streams.unadmit();
-            release(prefix);
-            release(initial);
+            unmake(s);
             refuse(HttpResponseStatus.NOT_FOUND, "no stream to fork at " + forkedFrom);
             return;
-        }
-        if (prefix != null) {
-            s.append(prefix);
-        }
-        if (initial != null) {
-            s.append(initial);
         }
         if (createClosed) {
             s.close();
@@ -271,6 +261,22 @@ public final class StreamExchange {
             r.headers().set(CLOSED, "true");
         }
         send(r);
+    }
+
+    /** Stores {@code message} (the caller keeps its buffer) as {@code s}'s next, charged; false over budget. */
+    private boolean store(DurableStream s, ByteBuf message) {
+        if (!streams.charge(s, s.chargeFor(message.readableBytes()))) {
+            return false;
+        }
+        s.append(ctx.alloc(), message);
+        return true;
+    }
+
+    /** A stream made by a create that is refused after all: its segments and charge given back. */
+    private void unmake(DurableStream s) {
+        s.releaseMessages();
+        streams.uncharge(s, s.chargedBytes);
+        streams.unadmit();
     }
 
     /** The part of the source's first message past the fork point that a sub-offset fork starts with. */
@@ -408,19 +414,19 @@ public final class StreamExchange {
             if (message == null) {
                 return;
             }
-            long bytes = message.readableBytes();
-            if (s.chargedBytes + bytes > streams.maxStreamBytes()) {
+            int bytes = message.readableBytes();
+            if (s.ownBytes() + bytes > streams.maxStreamBytes()) {
                 message.release();
                 refuse(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "a stream holds at most "
                         + streams.maxStreamBytes() + " bytes (--max-run-bytes)");
                 return;
             }
-            if (!streams.charge(s, bytes + DurableStreams.MESSAGE_OVERHEAD_BYTES)) {
-                message.release();
+            boolean stored = store(s, message);
+            message.release();
+            if (!stored) {
                 overBudget();
                 return;
             }
-            s.append(message);
             settings.metrics().durableAppends.increment();
             settings.metrics().durableBytesIn.add(bytes);
             settings.metrics().durableBytesHeld.add(bytes);
@@ -479,7 +485,7 @@ public final class StreamExchange {
      */
     private ByteBuf message(boolean json, ByteBuf body, boolean creating) {
         if (!json) {
-            return copy(body);
+            return body.retainedSlice();
         }
         byte[] bytes = ByteBufUtil.getBytes(body);
         int[] ranges = DurableStreamProtocol.jsonValueRanges(bytes, bytes.length);
@@ -502,7 +508,7 @@ public final class StreamExchange {
         for (int i = 0; i < ranges.length; i += 2) {
             size += ranges[i + 1] - ranges[i];
         }
-        ByteBuf out = ctx.alloc().directBuffer(Math.max(size, 1));
+        ByteBuf out = ctx.alloc().heapBuffer(Math.max(size, 1));
         for (int i = 0; i < ranges.length; i += 2) {
             if (i > 0) {
                 out.writeByte(',');
@@ -513,7 +519,7 @@ public final class StreamExchange {
     }
 
     private ByteBuf copy(ByteBuf bytes) {
-        ByteBuf out = ctx.alloc().directBuffer(bytes.readableBytes());
+        ByteBuf out = ctx.alloc().heapBuffer(bytes.readableBytes());
         out.writeBytes(bytes, bytes.readerIndex(), bytes.readableBytes());
         return out;
     }

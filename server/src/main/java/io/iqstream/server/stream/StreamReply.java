@@ -24,7 +24,8 @@ final class StreamReply {
     final StreamExchange.Settings settings;
     final DurableStreams streams;
     final ChannelHandlerContext ctx;
-    final HttpRequest request;
+    /** The request; null once a live SSE read has begun ({@link #forgetRequest}). */
+    HttpRequest request;
     final String path;
     final boolean keepAlive;
 
@@ -36,6 +37,15 @@ final class StreamReply {
         this.request = request;
         this.path = path;
         this.keepAlive = keepAlive;
+    }
+
+    HttpRequest request() {
+        return request;
+    }
+
+    /** Drops the request (its head and headers): an SSE read answers nothing more that needs it. */
+    void forgetRequest() {
+        request = null;
     }
 
     /** The request's stream, or null after answering 404 (none) or 410 (soft-deleted). */
@@ -97,7 +107,7 @@ final class StreamReply {
         if (status != 204 && status != 304) {
             h.setInt(HttpHeaderNames.CONTENT_LENGTH, r.content().readableBytes());
         }
-        if (request.method().equals(HttpMethod.HEAD)) {
+        if (request != null && request.method().equals(HttpMethod.HEAD)) {
             r.content().clear();
         }
         settings.replies().send(ctx, null, r, keepAlive);
