@@ -151,8 +151,10 @@ class HostileFloodTest {
                 // 1,000 send buffers of 256 KiB (128 KiB asked, doubled by Linux) plus the readers' own receive
                 // queues; autotuned, it was over 2 GiB
                 assertTrue(tcpGrowth < 640L * 1024 * 1024, "kernel socket memory bounded per reader: " + report);
-                assertWithin("status", calm.status, flood.status, report);
-                assertWithin("live read", calm.live, flood.live, report);
+                // the 1,000 connects are accepted on the workers during this window, so its floor is 100 ms
+                // (measured p99 25-59 ms on the 2-CPU VM; 13.7 s before the fix, 107 ms without the shared share)
+                assertWithin("status", calm.status, flood.status, report, READERS_FLOOR_MS);
+                assertWithin("live read", calm.live, flood.live, report, READERS_FLOOR_MS);
             }
             server.assertSound();
         }
@@ -196,8 +198,15 @@ class HostileFloodTest {
         return -1;
     }
 
+    /** The floor of the bound with 1,000 readers connecting during the measurement: their accepts share the loop. */
+    private static final long READERS_FLOOR_MS = 100;
+
     private static void assertWithin(String what, List<Long> calm, List<Long> flood, String report) {
-        long bound = Math.max(50, 3 * p99(calm) + 20);
+        assertWithin(what, calm, flood, report, 50);
+    }
+
+    private static void assertWithin(String what, List<Long> calm, List<Long> flood, String report, long floorMs) {
+        long bound = Math.max(floorMs, 3 * p99(calm) + 20);
         assertTrue(flood.size() >= 10, what + ": too few samples under the flood: " + report);
         assertTrue(p99(flood) <= bound, what + " p99 under the flood " + p99(flood) + " ms, bound " + bound
                 + " ms: " + report);
