@@ -111,7 +111,8 @@ export async function startServer(flags = [], { secret: sharedSecret } = {}) {
     /** @param {Record<string, unknown>} rights e.g. { subscribe: ["run-1"] } */
     token: (rights, extraClaims = {}) => mintToken(secret, { iqstream: rights, ...extraClaims }),
     async stop() {
-      if (child.exitCode !== null) return;
+      // a process killed by a signal has no exit code, only a signal code: stopping it again must not wait
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once("exit", resolve));
       child.kill("SIGKILL");
       await exited;
