@@ -4,10 +4,9 @@
 // Last-Event-ID through the survivor before the restore waits for it and gets exactly the rest.
 import assert from "node:assert/strict";
 import http from "node:http";
-import net from "node:net";
 import { after, test } from "node:test";
 import { RunPublisher } from "../src/publisher.js";
-import { newRunId, startProxy, startServer, waitFor } from "./support.js";
+import { freePort, metric, newRunId, startProxy, startServer, waitFor } from "./support.js";
 
 const CLUSTER_SECRET = "js-client-test-cluster-secret-0123456789abcdef";
 const nodes = [];
@@ -17,23 +16,6 @@ after(async () => {
   for (const n of nodes) await n.stop();
   await Promise.race([proxy?.close(), new Promise((resolve) => setTimeout(resolve, 5_000).unref())]);
 });
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-async function metric(port, name) {
-  try {
-    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    const line = text.split("\n").find((l) => l.startsWith(`${name} `));
-    return line ? Number(line.slice(name.length + 1)) : -1;
-  } catch {
-    return -1;
-  }
-}
 
 /** Reads a run's SSE ids from `port`, resuming after `lastEventId`; resolves with the ids when the stream ends. */
 function readIds(port, runId, token, lastEventId) {

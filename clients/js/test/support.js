@@ -258,3 +258,22 @@ export function latch() {
   const promise = new Promise((r) => { open = r; });
   return { open: () => open(), wait: () => promise };
 }
+
+/** A free loopback port (a cluster node must name its own before it starts). */
+export function freePort() {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+/** A metric's value from a server's /metrics on `port`; -1 when absent or the server does not answer. */
+export async function metric(port, name) {
+  try {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+    return line ? Number(line.slice(name.length + 1)) : -1;
+  } catch {
+    return -1;
+  }
+}

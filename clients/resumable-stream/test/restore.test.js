@@ -7,11 +7,10 @@
 import assert from "node:assert/strict";
 import { rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
-import { startProxy } from "../../js/test/support.js";
+import { freePort, metric, startProxy } from "../../js/test/support.js";
 import {
   chatStore, expectedText, fold, readChat, readThenCut, startApp, startServer, transport, userMessage, waitFor,
 } from "./support.js";
@@ -23,23 +22,6 @@ const cleanups = [];
 after(async () => {
   for (const c of cleanups.reverse()) await c();
 });
-
-function freePort() {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
-  });
-}
-
-async function metric(port, name) {
-  try {
-    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-    const line = text.split("\n").find((l) => l.startsWith(`${name} `));
-    return line ? Number(line.slice(name.length + 1)) : -1;
-  } catch {
-    return -1;
-  }
-}
 
 async function runStatus(port, runId, token) {
   const r = await fetch(`http://127.0.0.1:${port}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${token}` } });
