@@ -99,7 +99,8 @@ public record BenchOptions(
                               the others. IQ-Stream also runs with 2 workers on 2 CPUs when the
                               machine has 4 or more CPUs
         --no-pin              do not pin with taskset
-        --transport T         generator transport: auto (default), io_uring, epoll, nio
+        --transport T         generator transport: auto (default: epoll, else nio), epoll, nio, io_uring
+                        (io_uring's completion queue overflows at K = 1,000 here)
         --server-transport T  IQ-Stream's --transport: auto, epoll, io_uring, nio, or a comma list
                               for side-by-side rows (named e.g. iqstream[io_uring]); default: not
                               passed (the server's own default)
