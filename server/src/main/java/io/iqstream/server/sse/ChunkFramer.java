@@ -22,10 +22,11 @@ import io.netty.util.concurrent.FastThreadLocal;
  * </ul>
  * Either way a chunk costs no heap object at steady state (Netty recycles pooled buffers, slices and outbound
  * entries), where the encoder built a {@code DefaultHttpContent}, a size buffer and two wrappers of its CRLF per
- * write. One per event loop thread ({@link #of}); confined to it. When the buffer has no room for the next chunk's
+ * write. Used by the AG-UI subscribers ({@link SubscriberStream}) and the Durable Streams SSE reads
+ * ({@code stream.LiveRead}). One per event loop thread ({@link #of}); confined to it. When the buffer has no room for the next chunk's
  * framing it takes a new one; the slices already written keep the old one alive until sent.
  */
-final class ChunkFramer {
+public final class ChunkFramer {
     private static final int BUFFER_BYTES = 1024;
     /** Most framing bytes a chunk takes: 8 hex digits, CRLF, CRLF. */
     private static final int MAX_FRAMING_BYTES = 12;
@@ -49,7 +50,7 @@ final class ChunkFramer {
     }
 
     /** This thread's framer (an event loop's). */
-    static ChunkFramer of() {
+    public static ChunkFramer of() {
         return FRAMERS.get();
     }
 
@@ -57,7 +58,7 @@ final class ChunkFramer {
      * Writes {@code data} (readable bytes, at least one; the write takes its reference) as one chunk through
      * {@code below}, the context of the HTTP codec, with void promises. Does not flush.
      */
-    void write(ChannelHandlerContext below, ByteBuf data) {
+    public void write(ChannelHandlerContext below, ByteBuf data) {
         int length = data.readableBytes();
         if (length == 0) {
             data.release(); // an empty chunk would end the body

@@ -1,13 +1,10 @@
 package io.iqstream.server.stream;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
+import io.iqstream.server.ingest.JsonValues;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpHeaders;
-import java.io.IOException;
+import io.netty.util.AsciiString;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.Base64;
 import java.util.Locale;
 import java.util.regex.Pattern;
@@ -30,22 +27,23 @@ public final class DurableStreamProtocol {
     /** The path prefix the protocol is served under (the conformance suite hard-codes it). */
     public static final String PATH_PREFIX = "/v1/stream/";
 
-    public static final String NEXT_OFFSET = "Stream-Next-Offset";
-    public static final String UP_TO_DATE = "Stream-Up-To-Date";
-    public static final String CURSOR = "Stream-Cursor";
-    public static final String CLOSED = "Stream-Closed";
-    public static final String TTL = "Stream-TTL";
-    public static final String EXPIRES_AT = "Stream-Expires-At";
-    public static final String SEQ = "Stream-Seq";
-    public static final String FORKED_FROM = "Stream-Forked-From";
-    public static final String FORK_OFFSET = "Stream-Fork-Offset";
-    public static final String FORK_SUB_OFFSET = "Stream-Fork-Sub-Offset";
-    public static final String SSE_DATA_ENCODING = "Stream-SSE-Data-Encoding";
-    public static final String PRODUCER_ID = "Producer-Id";
-    public static final String PRODUCER_EPOCH = "Producer-Epoch";
-    public static final String PRODUCER_SEQ = "Producer-Seq";
-    public static final String PRODUCER_EXPECTED_SEQ = "Producer-Expected-Seq";
-    public static final String PRODUCER_RECEIVED_SEQ = "Producer-Received-Seq";
+    // header names as AsciiString: hashed once, and copied into an encoded head as bytes
+    public static final AsciiString NEXT_OFFSET = AsciiString.cached("Stream-Next-Offset");
+    public static final AsciiString UP_TO_DATE = AsciiString.cached("Stream-Up-To-Date");
+    public static final AsciiString CURSOR = AsciiString.cached("Stream-Cursor");
+    public static final AsciiString CLOSED = AsciiString.cached("Stream-Closed");
+    public static final AsciiString TTL = AsciiString.cached("Stream-TTL");
+    public static final AsciiString EXPIRES_AT = AsciiString.cached("Stream-Expires-At");
+    public static final AsciiString SEQ = AsciiString.cached("Stream-Seq");
+    public static final AsciiString FORKED_FROM = AsciiString.cached("Stream-Forked-From");
+    public static final AsciiString FORK_OFFSET = AsciiString.cached("Stream-Fork-Offset");
+    public static final AsciiString FORK_SUB_OFFSET = AsciiString.cached("Stream-Fork-Sub-Offset");
+    public static final AsciiString SSE_DATA_ENCODING = AsciiString.cached("Stream-SSE-Data-Encoding");
+    public static final AsciiString PRODUCER_ID = AsciiString.cached("Producer-Id");
+    public static final AsciiString PRODUCER_EPOCH = AsciiString.cached("Producer-Epoch");
+    public static final AsciiString PRODUCER_SEQ = AsciiString.cached("Producer-Seq");
+    public static final AsciiString PRODUCER_EXPECTED_SEQ = AsciiString.cached("Producer-Expected-Seq");
+    public static final AsciiString PRODUCER_RECEIVED_SEQ = AsciiString.cached("Producer-Received-Seq");
 
     /** Methods a browser may send ({@code Access-Control-Allow-Methods}). */
     public static final String CORS_METHODS = "GET, POST, PUT, DELETE, HEAD, OPTIONS";
@@ -70,7 +68,6 @@ public final class DurableStreamProtocol {
     private static final Pattern DIGITS = Pattern.compile("\\d{1,18}");
     private static final Pattern MEDIA_TYPE = Pattern.compile("^[\\w.+-]+/[\\w.+-]+.*");
 
-    private static final JsonFactory JSON = new JsonFactory();
 
     private DurableStreamProtocol() {
     }
@@ -148,78 +145,9 @@ public final class DurableStreamProtocol {
      * value; an empty array for {@code []}.
      */
     public static int[] jsonValueRanges(byte[] body, int length) {
-        try (JsonParser p = JSON.createParser(body, 0, length)) {
-            JsonToken t = p.nextToken();
-            if (t == null) {
-                return null;
-            }
-            int[] out = new int[8];
-            int n = 0;
-            if (t == JsonToken.START_ARRAY) {
-                while ((t = p.nextToken()) != JsonToken.END_ARRAY) {
-                    if (t == null) {
-                        return null;
-                    }
-                    if (n + 2 > out.length) {
-                        out = Arrays.copyOf(out, out.length * 2);
-                    }
-                    n = valueRange(p, body, out, n);
-                }
-            } else {
-                n = valueRange(p, body, out, n);
-            }
-            if (p.nextToken() != null) {
-                return null;
-            }
-            return Arrays.copyOf(out, n);
-        } catch (IOException e) {
-            return null;
-        }
+        return JsonValues.ranges(body, length);
     }
 
-    /** The range of the value whose first token the parser is on: from that token to the end of the value. */
-    private static int valueRange(JsonParser p, byte[] body, int[] out, int n) throws IOException {
-        int start = (int) p.currentTokenLocation().getByteOffset();
-        if (p.currentToken().isStructStart()) {
-            p.skipChildren();
-        } else {
-            p.finishToken();
-        }
-        int end = (int) p.currentLocation().getByteOffset();
-        while (end > start && isJsonSpace(body[end - 1])) {
-            end--;
-        }
-        if (!p.currentToken().isStructEnd()) {
-            // a scalar: Jackson may have read the byte after it (a delimiter); the value ends at its last byte
-            end = scalarEnd(body, start, end);
-        }
-        out[n] = start;
-        out[n + 1] = end;
-        return n + 2;
-    }
-
-    private static int scalarEnd(byte[] body, int start, int end) {
-        if (body[start] == '"') {
-            // a string ends at its closing quote (escapes skipped)
-            for (int i = start + 1; i < body.length; i++) {
-                if (body[i] == '\\') {
-                    i++;
-                } else if (body[i] == '"') {
-                    return i + 1;
-                }
-            }
-            return end;
-        }
-        int i = start;
-        while (i < body.length && !isJsonSpace(body[i]) && body[i] != ',' && body[i] != ']' && body[i] != '}') {
-            i++;
-        }
-        return i;
-    }
-
-    private static boolean isJsonSpace(byte b) {
-        return b == ' ' || b == '\t' || b == '\n' || b == '\r';
-    }
 
     private static final byte[] DATA_EVENT = "event: data\n".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] CONTROL_EVENT = "event: control\ndata:{\"streamNextOffset\":\""
@@ -331,7 +259,12 @@ public final class DurableStreamProtocol {
 
     /** Adds the headers every Durable Streams answer carries (content sniffing off, cross-origin reads allowed). */
     public static void securityHeaders(HttpHeaders headers) {
-        headers.set("X-Content-Type-Options", "nosniff");
-        headers.set("Cross-Origin-Resource-Policy", "cross-origin");
+        headers.set(CONTENT_TYPE_OPTIONS, NOSNIFF);
+        headers.set(RESOURCE_POLICY, CROSS_ORIGIN);
     }
+
+    private static final AsciiString CONTENT_TYPE_OPTIONS = AsciiString.cached("X-Content-Type-Options");
+    private static final AsciiString NOSNIFF = AsciiString.cached("nosniff");
+    private static final AsciiString RESOURCE_POLICY = AsciiString.cached("Cross-Origin-Resource-Policy");
+    private static final AsciiString CROSS_ORIGIN = AsciiString.cached("cross-origin");
 }

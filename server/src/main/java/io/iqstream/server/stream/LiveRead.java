@@ -5,6 +5,7 @@ import static io.iqstream.server.stream.DurableStreamProtocol.CURSOR;
 import static io.iqstream.server.stream.DurableStreamProtocol.NEXT_OFFSET;
 import static io.iqstream.server.stream.DurableStreamProtocol.UP_TO_DATE;
 
+import io.iqstream.server.sse.ChunkFramer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
@@ -20,6 +21,7 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.concurrent.FastThreadLocal;
@@ -299,6 +301,8 @@ public final class LiveRead implements DurableStream.TailWaiter {
 
     /** When the SSE response ends ({@link #SSE_MAX_MS} after it began). */
     private long sseEndMs;
+    /** The HTTP codec's context, to write SSE chunks below it ({@link ChunkFramer}); null before SSE begins. */
+    private ChannelHandlerContext codec;
     /** Something was written since the last tick (else the tick writes a control event: the keep-alive). */
     private boolean sseWrote;
 
@@ -316,6 +320,8 @@ public final class LiveRead implements DurableStream.TailWaiter {
         // an SSE read needs nothing more of its request: a parked reader does not hold its head and headers
         reply.forgetRequest();
         ctx.write(head);
+        // its data go out as chunks framed below the encoder, which has the head by now (as an AG-UI subscriber's)
+        codec = ctx.pipeline().context(HttpServerCodec.class);
         settings.metrics().durableSseReaders.increment();
         ssePosition = position;
         // registered at the tail for the response's life: each append wakes it, no timer per delivery; one timer
@@ -413,7 +419,11 @@ public final class LiveRead implements DurableStream.TailWaiter {
             return;
         }
         settings.metrics().durableBytesOut.add(out.readableBytes());
-        ctx.write(new DefaultHttpContent(out));
+        if (codec != null) {
+            ChunkFramer.of().write(codec, out);
+        } else {
+            ctx.write(new DefaultHttpContent(out));
+        }
     }
 
     private void sseFinish() {

@@ -10,12 +10,14 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.ZonedDateTime;
@@ -252,7 +254,9 @@ public final class StreamExchange {
         }
         streams.put(s);
         settings.metrics().durableBytesHeld.add(bytes);
-        FullHttpResponse r = empty(HttpResponseStatus.CREATED);
+        // validated as set: Location holds the request's target
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CREATED,
+                Unpooled.EMPTY_BUFFER);
         r.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
         r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.tail()));
         String host = request.headers().get(HttpHeaderNames.HOST);
@@ -369,7 +373,8 @@ public final class StreamExchange {
                 refuse(HttpResponseStatus.BAD_REQUEST, "an append needs a Content-Type");
                 return;
             }
-            if (!DurableStreamProtocol.mediaType(type).equals(DurableStreamProtocol.mediaType(s.contentType))) {
+            if (!type.equals(s.contentType)
+                    && !DurableStreamProtocol.mediaType(type).equals(DurableStreamProtocol.mediaType(s.contentType))) {
                 refuse(HttpResponseStatus.CONFLICT, "the stream's content type is " + s.contentType);
                 return;
             }

@@ -4,6 +4,7 @@ package io.iqstream.server.stream;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -84,9 +85,19 @@ final class StreamReply {
         return r;
     }
 
+    /**
+     * An answer without a body. Its headers are not validated as they are set: every name is one of the protocol's
+     * constants, every value the server's own (offsets, numbers, flags) or a value the request's decoder already
+     * took as a header value (a content type, an expiry), which cannot hold a line break. An append's answer is
+     * one of these, once per message.
+     */
     static FullHttpResponse empty(HttpResponseStatus status) {
-        return new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.EMPTY_BUFFER);
+        return new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.EMPTY_BUFFER, TRUSTED_HEADERS,
+                TRUSTED_HEADERS);
     }
+
+    private static final DefaultHttpHeadersFactory TRUSTED_HEADERS =
+            DefaultHttpHeadersFactory.headersFactory().withValidation(false);
 
     /** The headers every answer carries, a streamed (SSE) one's included. */
     void decorate(HttpHeaders h) {
