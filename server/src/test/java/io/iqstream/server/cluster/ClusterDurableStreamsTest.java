@@ -1,6 +1,7 @@
 package io.iqstream.server.cluster;
 
 import static io.iqstream.server.testing.DurableHttp.bearer;
+import static io.iqstream.server.testing.DurableHttp.readUntil;
 import static io.iqstream.server.testing.DurableHttp.send;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -122,21 +123,5 @@ class ClusterDurableStreamsTest {
         assertEquals(401, send("GET", viaA + "?offset=-1", null).statusCode());
         assertEquals(204, send("DELETE", viaA, null, bearer(token)).statusCode());
         assertEquals(404, send("HEAD", viaB, null, bearer(token)).statusCode());
-    }
-
-    /** Reads SSE lines, keeping the data events' lines, until a control event naming {@code field}. */
-    private static boolean readUntil(Iterator<String> lines, String field, StringBuilder data) {
-        String event = "";
-        while (lines.hasNext()) {
-            String line = lines.next();
-            if (line.startsWith("event:")) {
-                event = line.substring(6).trim();
-            } else if (line.startsWith("data:") && event.equals("data")) {
-                data.append(line);
-            } else if (line.startsWith("data:") && event.equals("control") && line.contains(field)) {
-                return true;
-            }
-        }
-        return false;
     }
 }
