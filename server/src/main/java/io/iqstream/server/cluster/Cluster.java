@@ -23,6 +23,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,6 +62,9 @@ public final class Cluster implements AutoCloseable {
     static final String PLACED = "X-IQStream-Placed";
     /** Header of a peer's 404 for a relayed request of a run or stream it does not hold: the sender looks again. */
     static final String NOT_HELD = "X-IQStream-Not-Held";
+
+    /** The path prefix of a durable stream (a fork's source names one). */
+    private static final String STREAM_PREFIX = "/v1/stream/";
 
     /** How often a read waiting for a run that no node holds yet asks the peers again. */
     static final long AWAIT_POLL_MS = 200;
@@ -197,11 +201,13 @@ public final class Cluster implements AutoCloseable {
      * answer; 404 {@link #NOT_HELD} to a peer that remembered the stream here); {@link Relay#PENDING}: the peers are
      * being asked, {@code later} gets the outcome (null or a relay) on this loop; any other relay: the request (its
      * body, then its answer, live reads included) is being forwarded. {@code path} is the decoded path the stream is
-     * held by, {@code rawPath} the path as sent (what a lookup asks for); {@code heldHere} asks this node's
-     * streams. On the connection's loop.
+     * held by, {@code rawPath} the path as sent (what a lookup asks for); {@code forkSource} the stream path a PUT
+     * forks (null: none): a fork no node holds yet is made where its source is, since it reads its source's bytes
+     * in place; {@code holds} asks this node's streams. On the connection's loop.
      */
     public Relay routeStream(ChannelHandlerContext ctx, HttpRequest request, String path, String rawPath,
-            BooleanSupplier heldHere, boolean keepAlive, boolean fromPeer, Consumer<Relay> later) {
+            String forkSource, Predicate<String> holds, boolean keepAlive, boolean fromPeer, Consumer<Relay> later) {
+        BooleanSupplier heldHere = () -> holds.test(path);
         if (fromPeer) {
             return heldHere.getAsBoolean() || request.headers().contains(PLACED) ? null
                     : notHeld(ctx, request, "stream " + path, keepAlive);
@@ -216,8 +222,12 @@ public final class Cluster implements AutoCloseable {
             return Relay.ANSWERED;
         }
         // no credentials: a peer answers a verified peer's stream lookup before its token check (answerLocate)
-        return new Lookup(ctx, request, path, "stream " + path, rawPath, List.of(), heldHere, null, keepAlive, later,
-                0).start();
+        Lookup lookup = new Lookup(ctx, request, path, "stream " + path, rawPath, List.of(), heldHere, null,
+                keepAlive, later, 0);
+        if (forkSource != null && forkSource.startsWith(STREAM_PREFIX)) {
+            lookup.forkOf(forkSource, holds);
+        }
+        return lookup.start();
     }
 
     /** When a read that may wait for its run stops waiting; 0 for a request that does not wait. */
@@ -265,6 +275,9 @@ public final class Cluster implements AutoCloseable {
         private boolean retried;
         private boolean decided;
         private ScheduledFuture<?> poll;
+        /** A fork's source path, looked up once no node holds the fork's own path; null: not a fork. */
+        private String forkSource;
+        private Predicate<String> holds;
 
         Lookup(ChannelHandlerContext ctx, HttpRequest request, String key, String what, String locateTarget,
                 List<String> credentials, BooleanSupplier heldHere, RunRegistry registry, boolean keepAlive,
@@ -280,6 +293,12 @@ public final class Cluster implements AutoCloseable {
             this.keepAlive = keepAlive;
             this.later = later;
             this.awaitUntilNanos = awaitUntilNanos;
+        }
+
+        /** This request (a PUT) creates a fork of {@code source}: it is made where the source is. */
+        void forkOf(String source, Predicate<String> holdsHere) {
+            this.forkSource = source;
+            this.holds = holdsHere;
         }
 
         /**
@@ -330,11 +349,43 @@ public final class Cluster implements AutoCloseable {
                 }
             } else if (member == Locator.UNKNOWN) {
                 unknown();
+            } else if (forkSource != null) {
+                findForkSource(member);
             } else if (member.equals(self)) {
                 decide(null);
             } else {
                 decide(forward(ctx, request, member, keepAlive, false, true, this));
             }
+        }
+
+        /**
+         * No node holds the fork's path: it is created where its source is (it reads the source's bytes there), here
+         * if this node holds the source, else at the node the lookup of the source finds; a source no node holds
+         * goes to {@code owner}, the fork path's owner (which answers the protocol's 404). The source's holder is
+         * the fork's holder from then on, found by the lookup as any stream.
+         */
+        private void findForkSource(Member owner) {
+            String source = forkSource;
+            if (holds.test(source)) {
+                decide(null);
+                return;
+            }
+            locator.lookup(source, PeerTarget.pathOf(source), List.of(), ctx.channel().eventLoop(), (m, held) -> {
+                if (decided) {
+                    return;
+                }
+                if (!ctx.channel().isActive()) {
+                    decide(Relay.ANSWERED);
+                } else if (heldHere.getAsBoolean()) {
+                    decide(null);
+                } else if (m == Locator.UNKNOWN) {
+                    unknown();
+                } else {
+                    Member target = held ? m : owner;
+                    decide(target.equals(membership.self()) ? null
+                            : forward(ctx, request, target, keepAlive, false, true, this));
+                }
+            });
         }
 
         /**

@@ -15,6 +15,8 @@ import io.iqstream.server.metrics.Refusal;
 import io.iqstream.server.run.RunIds;
 import io.iqstream.server.run.RunRegistry;
 import io.iqstream.server.sse.SubscriberStream;
+import io.iqstream.server.stream.DurableStreamProtocol;
+import io.iqstream.server.stream.DurableStreams;
 import io.iqstream.server.wire.HttpReplies;
 import io.iqstream.server.wire.LastEventId;
 import io.iqstream.server.worker.ChannelHandoff;
@@ -383,8 +385,11 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
         if (cluster != null) {
             // --peers: the stream may be held by another node (found there after a membership change)
             String path = target.path();
-            Relay r = cluster.routeStream(ctx, request, path, target.rawPath(),
-                    () -> server.durableStreams().holds(path), keepAlive, fromPeer, afterLookup(() -> {
+            String forkSource = method.equals(HttpMethod.PUT)
+                    ? request.headers().get(DurableStreamProtocol.FORKED_FROM) : null;
+            DurableStreams streams = server.durableStreams();
+            Relay r = cluster.routeStream(ctx, request, path, target.rawPath(), forkSource, streams::holds,
+                    keepAlive, fromPeer, afterLookup(() -> {
                         relay = null;
                         if (relayedEnd) {
                             held.addFirst(LastHttpContent.EMPTY_LAST_CONTENT); // the (empty) body's end

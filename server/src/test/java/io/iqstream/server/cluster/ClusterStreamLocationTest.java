@@ -19,6 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -34,6 +35,21 @@ class ClusterStreamLocationTest {
     private static final String TEXT = "text/plain";
     private final List<TestServer> nodes = new ArrayList<>();
     private final String token = Tokens.admin();
+    /** The three nodes' ports (A, B, C), each node's --peers; and their members. */
+    private int pa;
+    private int pb;
+    private int pc;
+    private List<Member> two;
+    private List<Member> three;
+
+    @BeforeEach
+    void ports() throws Exception {
+        pa = Ports.free();
+        pb = Ports.free();
+        pc = Ports.free();
+        two = List.of(member(pa), member(pb));
+        three = List.of(member(pa), member(pb), member(pc));
+    }
 
     @AfterEach
     void stop() {
@@ -42,13 +58,10 @@ class ClusterStreamLocationTest {
         }
     }
 
-    /** Starts a node of the cluster whose --peers are {@code ports} (some of them may not be running). */
-    private TestServer node(int port, int... ports) {
-        StringBuilder peers = new StringBuilder();
-        for (int p : ports) {
-            peers.append(peers.isEmpty() ? "" : ",").append("127.0.0.1:").append(p);
-        }
-        TestServer s = TestServer.start("--port", String.valueOf(port), "--peers", peers.toString(), "--advertise",
+    /** Starts the node at {@code port} of the cluster of A, B and C (some of them may not be running). */
+    private TestServer node(int port) {
+        String peers = "127.0.0.1:" + pa + ",127.0.0.1:" + pb + ",127.0.0.1:" + pc;
+        TestServer s = TestServer.start("--port", String.valueOf(port), "--peers", peers, "--advertise",
                 "127.0.0.1:" + port, "--cluster-secret", SECRET, "--durable-streams-long-poll", "5s");
         nodes.add(s);
         return s;
@@ -103,20 +116,15 @@ class ClusterStreamLocationTest {
      */
     @Test
     void aStreamCreatedBeforeANodeJoinedIsServedFromItsHolderThroughEveryNode() throws Exception {
-        int pa = Ports.free();
-        int pb = Ports.free();
-        int pc = Ports.free();
-        List<Member> two = List.of(member(pa), member(pb));
-        List<Member> three = List.of(member(pa), member(pb), member(pc));
-        TestServer a = node(pa, pa, pb, pc);
-        TestServer b = node(pb, pa, pb, pc);
+        TestServer a = node(pa);
+        TestServer b = node(pb);
         awaitView(Set.copyOf(two), a, b);
         String path = pathOwned("joined", List.of(two, three), List.of(member(pa), member(pc)));
         assertEquals(201, send("PUT", b.base() + "/v1/stream/" + path, "one ", bearer(token, "Content-Type", TEXT))
                 .statusCode());
         assertEquals(1, held(a), "created on its owner over {A, B}: A");
 
-        TestServer c = node(pc, pa, pb, pc);
+        TestServer c = node(pc);
         awaitView(Set.copyOf(three), a, b, c);
         List<TestServer> all = List.of(a, b, c);
 
@@ -189,20 +197,15 @@ class ClusterStreamLocationTest {
     /** As above, for a PUT through the new owner: answered by the holder, never a second stream. */
     @Test
     void aPutThroughTheNewOwnerIsAnsweredByTheHolderAndMakesNoSecondStream() throws Exception {
-        int pa = Ports.free();
-        int pb = Ports.free();
-        int pc = Ports.free();
-        List<Member> two = List.of(member(pa), member(pb));
-        List<Member> three = List.of(member(pa), member(pb), member(pc));
-        TestServer a = node(pa, pa, pb, pc);
-        TestServer b = node(pb, pa, pb, pc);
+        TestServer a = node(pa);
+        TestServer b = node(pb);
         awaitView(Set.copyOf(two), a, b);
         String path = pathOwned("put", List.of(two, three), List.of(member(pb), member(pc)));
         assertEquals(201, send("PUT", a.base() + "/v1/stream/" + path, "kept ",
                 bearer(token, "Content-Type", TEXT)).statusCode());
         assertEquals(1, held(b), "created on its owner over {A, B}: B");
 
-        TestServer c = node(pc, pa, pb, pc);
+        TestServer c = node(pc);
         awaitView(Set.copyOf(three), a, b, c);
         String viaC = c.base() + "/v1/stream/" + path;
         HttpResponse<String> again = send("PUT", viaC, null, bearer(token, "Content-Type", TEXT));
@@ -226,14 +229,9 @@ class ClusterStreamLocationTest {
      */
     @Test
     void whenItsHolderLeavesAStreamIs404AndIsCreatedAnewOnceWhileTheOthersAreFoundWhereTheyLive() throws Exception {
-        int pa = Ports.free();
-        int pb = Ports.free();
-        int pc = Ports.free();
-        List<Member> two = List.of(member(pa), member(pb));
-        List<Member> three = List.of(member(pa), member(pb), member(pc));
         List<Member> survivors = List.of(member(pb), member(pc));
-        TestServer a = node(pa, pa, pb, pc);
-        TestServer b = node(pb, pa, pb, pc);
+        TestServer a = node(pa);
+        TestServer b = node(pb);
         awaitView(Set.copyOf(two), a, b);
         String kept = pathOwned("kept", List.of(two, three), List.of(member(pb), member(pc)));
         String lost = pathOwned("lost", List.of(two), List.of(member(pa)));
@@ -243,7 +241,7 @@ class ClusterStreamLocationTest {
                 bearer(token, "Content-Type", TEXT)).statusCode());
         assertEquals(1, held(a), "the lost one on A");
         assertEquals(1, held(b), "the kept one on B");
-        TestServer c = node(pc, pa, pb, pc);
+        TestServer c = node(pc);
         awaitView(Set.copyOf(three), a, b, c);
 
         nodes.remove(a);
