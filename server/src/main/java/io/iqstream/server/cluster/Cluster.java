@@ -15,6 +15,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -22,18 +23,22 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The cluster part of a node ({@code --peers}): membership, run location and forwarding. The one entry point is
- * {@link #route}, called where a run request is about to be served (on the run's worker loop, after the token
- * was checked): it says whether to serve the request here or relays it to the node that holds the run.
+ * The cluster part of a node ({@code --peers}): membership, run and stream location, and forwarding. The entry
+ * points are {@link #route}, called where a run request is about to be served (on the run's worker loop, after the
+ * token was checked), and {@link #routeStream}, its counterpart for a Durable Streams request (on the connection's
+ * loop, after the token was checked): each says whether to serve the request here or relays it to the node that
+ * holds the run or the stream.
  *
- * <p>Rules: a request that carries a peer header verified by {@link #verifyPeer} was forwarded by a peer and is
- * served here, never forwarded again (one that does not verify is refused before it gets here); a run held here (or remembered as expired here) is served here; anything else goes
- * where {@link RunLocator} finds the run — the owner of a new run being the rendezvous choice among the members
- * that take new runs. Any thread may hold it; {@link #route} runs on the run's loop.
+ * <p>Rules, the same for runs and streams: a request that carries a peer header verified by {@link #verifyPeer}
+ * was forwarded by a peer and is served here, never forwarded again (one that does not verify is refused before it
+ * gets here); a run held here (or remembered as expired here), a stream held here, is served here; anything else
+ * goes where {@link Locator} finds it — the owner of a new one being the rendezvous choice among the members that
+ * take new runs. Any thread may hold it; {@link #route} runs on the run's loop.
  */
 public final class Cluster implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(Cluster.class);
@@ -42,7 +47,7 @@ public final class Cluster implements AutoCloseable {
     private final PeerAuth auth;
     private final PeerChannels peers;
     private final PeerRequests requests;
-    private final RunLocator locator;
+    private final Locator locator;
     private final ThreadListingPeers listings;
     private final HttpReplies replies;
     private final ClusterMetrics metrics;
@@ -50,12 +55,16 @@ public final class Cluster implements AutoCloseable {
     private final long awaitRunNanos;
 
     /**
-     * Header of a relayed request whose sender's lookup found no node holding the run: the receiver may create it
-     * (a publish) or wait for it. Without it, a receiver that does not hold the run answers {@link #NOT_HELD}.
+     * Header of a relayed request whose sender's lookup found no node holding the run or stream: the receiver may
+     * create it (a publish, a stream's PUT) or wait for it (or answer 404). Without it, a receiver that does not
+     * hold it answers {@link #NOT_HELD}.
      */
     static final String PLACED = "X-IQStream-Placed";
-    /** Header of a peer's 404 for a relayed request of a run it does not hold: the sender looks again. */
+    /** Header of a peer's 404 for a relayed request of a run or stream it does not hold: the sender looks again. */
     static final String NOT_HELD = "X-IQStream-Not-Held";
+
+    /** The path prefix of a durable stream (a fork's source names one). */
+    private static final String STREAM_PREFIX = "/v1/stream/";
 
     /** How often a read waiting for a run that no node holds yet asks the peers again. */
     static final long AWAIT_POLL_MS = 200;
@@ -70,7 +79,7 @@ public final class Cluster implements AutoCloseable {
         this.replies = replies;
         this.metrics = metrics;
         this.requests = new PeerRequests(membership, auth);
-        this.locator = new RunLocator(membership, requests);
+        this.locator = new Locator(membership, requests);
         this.listings = new ThreadListingPeers(membership, requests);
     }
 
@@ -128,20 +137,12 @@ public final class Cluster implements AutoCloseable {
     public Relay route(ChannelHandlerContext ctx, HttpRequest request, String runId, RunRegistry registry,
             boolean keepAlive, boolean fromPeer, Consumer<Relay> later) {
         if (fromPeer) {
-            if (request.headers().contains(RunLocator.LOCATE)) {
-                boolean held = registry.get(runId) != null || registry.isGone(runId);
-                replies.json(ctx, request, held ? HttpResponseStatus.OK : HttpResponseStatus.NOT_FOUND,
-                        "{\"held\":" + held + "}", keepAlive);
+            if (isLocate(request)) {
+                answerLocate(ctx, request, registry.get(runId) != null || registry.isGone(runId), keepAlive);
                 return Relay.ANSWERED;
             }
             if (registry.get(runId) == null && !registry.isGone(runId) && !request.headers().contains(PLACED)) {
-                // relayed here because the sender remembered the run here (its node may have restarted since):
-                // never awaited or created on that memory; the sender looks again
-                FullHttpResponse r = HttpReplies.response(HttpResponseStatus.NOT_FOUND, "application/json",
-                        "{\"error\":\"not_held\",\"message\":\"this node does not hold run " + runId + "\"}");
-                r.headers().set(NOT_HELD, "1");
-                replies.send(ctx, request, r, keepAlive);
-                return Relay.ANSWERED;
+                return notHeld(ctx, request, "run " + runId, keepAlive);
             }
             return null;
         }
@@ -155,26 +156,63 @@ public final class Cluster implements AutoCloseable {
                     "this node has not heard from all its peers yet; retry", false);
             return Relay.ANSWERED;
         }
-        Member target = locator.quick(runId);
-        if (target != null) {
-            return target.equals(membership.self()) ? null
-                    : forward(ctx, request, target, keepAlive, true, false, new Lookup(ctx, request, runId,
-                            registry, keepAlive, later, awaitUntilNanos(request)));
-        }
-        new Lookup(ctx, request, runId, registry, keepAlive, later, awaitUntilNanos(request)).ask();
-        return Relay.PENDING;
+        int q = request.uri().indexOf('?');
+        String locateTarget = "/v1/runs/" + runId + (q < 0 ? "" : request.uri().substring(q));
+        return new Lookup(ctx, request, runId, "run " + runId, locateTarget, credentialsOf(request),
+                () -> registry.get(runId) != null || registry.isGone(runId), registry, keepAlive, later,
+                awaitUntilNanos(request)).start();
+    }
+
+    /** Whether a peer's request is a lookup ({@link Locator#LOCATE}): "do you hold it?", not to be served. */
+    public static boolean isLocate(HttpRequest request) {
+        return request.headers().contains(Locator.LOCATE);
     }
 
     /**
-     * Where a Durable Streams request is served: a stream lives on its path's rendezvous owner among the members
-     * that take new runs, so no lookup is needed. Returns null: serve it here (this node owns it, or the request
-     * is a peer's); {@link Relay#ANSWERED}: refused (503, this node has not heard from all its peers yet); any
-     * other relay: the request (its body, then its answer, live reads included) is forwarded to the owner. On the
-     * connection's loop.
+     * Answers a verified peer's lookup: 200 when this node holds the run or stream, else 404. For a stream it is
+     * answered before any token check — the asking node checked the client's token before it asked, and the
+     * request it then relays is checked here again; a lookup says only whether this node holds the path.
      */
-    public Relay routeStream(ChannelHandlerContext ctx, HttpRequest request, String path, boolean keepAlive,
-            boolean fromPeer) {
+    public void answerLocate(ChannelHandlerContext ctx, HttpRequest request, boolean held, boolean keepAlive) {
+        replies.json(ctx, request, held ? HttpResponseStatus.OK : HttpResponseStatus.NOT_FOUND,
+                "{\"held\":" + held + "}", keepAlive);
+    }
+
+    /**
+     * A peer relayed a request here because it remembered {@code what} here (this node may have restarted or
+     * deleted it since): never awaited or created on that memory; 404 {@link #NOT_HELD}, and the sender looks
+     * again.
+     */
+    private Relay notHeld(ChannelHandlerContext ctx, HttpRequest request, String what, boolean keepAlive) {
+        FullHttpResponse r = HttpReplies.response(HttpResponseStatus.NOT_FOUND, "application/json",
+                "{\"error\":\"not_held\",\"message\":\"this node does not hold " + what + "\"}");
+        r.headers().set(NOT_HELD, "1");
+        replies.send(ctx, request, r, keepAlive);
+        return Relay.ANSWERED;
+    }
+
+    /**
+     * Where a Durable Streams request is served: on the node that holds the stream. A stream stays on the node that
+     * created it (its path's rendezvous owner then) when the membership changes, so one not held here is looked for
+     * at the peers ({@link Locator}, as a run is) and the request relayed to its holder; held by none, it goes to
+     * the path's rendezvous owner among the members that take new runs (which creates it on a PUT, or answers 404),
+     * so a PUT never makes a second copy beside a live holder. Returns null: serve it here; {@link Relay#ANSWERED}:
+     * answered (503: this node has not heard from all its peers yet, or a peer that may hold the stream did not
+     * answer; 404 {@link #NOT_HELD} to a peer that remembered the stream here); {@link Relay#PENDING}: the peers are
+     * being asked, {@code later} gets the outcome (null or a relay) on this loop; any other relay: the request (its
+     * body, then its answer, live reads included) is being forwarded. {@code path} is the decoded path the stream is
+     * held by, {@code rawPath} the path as sent (what a lookup asks for); {@code forkSource} the stream path a PUT
+     * forks (null: none): a fork no node holds yet is made where its source is, since it reads its source's bytes
+     * in place; {@code holds} asks this node's streams. On the connection's loop.
+     */
+    public Relay routeStream(ChannelHandlerContext ctx, HttpRequest request, String path, String rawPath,
+            String forkSource, Predicate<String> holds, boolean keepAlive, boolean fromPeer, Consumer<Relay> later) {
+        BooleanSupplier heldHere = () -> holds.test(path);
         if (fromPeer) {
+            return heldHere.getAsBoolean() || request.headers().contains(PLACED) ? null
+                    : notHeld(ctx, request, "stream " + path, keepAlive);
+        }
+        if (heldHere.getAsBoolean()) {
             return null;
         }
         if (!membership.settled()) {
@@ -183,13 +221,13 @@ public final class Cluster implements AutoCloseable {
                     "this node has not heard from all its peers yet; retry", false);
             return Relay.ANSWERED;
         }
-        Membership.View v = membership.view();
-        Member owner = Rendezvous.owner(path, v.forNewRuns());
-        if (owner == null || owner.equals(v.self())) {
-            return null;
+        // no credentials: a peer answers a verified peer's stream lookup before its token check (answerLocate)
+        Lookup lookup = new Lookup(ctx, request, path, "stream " + path, rawPath, List.of(), heldHere, null,
+                keepAlive, later, 0);
+        if (forkSource != null && forkSource.startsWith(STREAM_PREFIX)) {
+            lookup.forkOf(forkSource, holds);
         }
-        // a stream has no earlier owner to look for: an unreachable owner is the client's 503 (it retries)
-        return forward(ctx, request, owner, keepAlive, true, false, () -> false);
+        return lookup.start();
     }
 
     /** When a read that may wait for its run stops waiting; 0 for a request that does not wait. */
@@ -209,44 +247,76 @@ public final class Cluster implements AutoCloseable {
     }
 
     /**
-     * One request's search for its run: asks the peers ({@link RunLocator#lookup}); a live read of a run that no
-     * node holds yet (await-run) waits here instead of at some node's guess of the owner — asking again every
+     * One request's search for its run or stream: asks the peers ({@link Locator#lookup}); a live read of a run that
+     * no node holds yet (await-run) waits here instead of at some node's guess of the owner — asking again every
      * {@link #AWAIT_POLL_MS} and told at once if the run is created on this node — so it finds the run wherever it
-     * is created (or restored by its publisher after its node died), whichever node's view placed it. On the run's
-     * loop.
+     * is created (or restored by its publisher after its node died), whichever node's view placed it. A stream's
+     * request never waits (the protocol has no such read: a stream no node holds is 404, or created by a PUT). On
+     * the loop that routes the request (the run's; the stream's connection's).
      */
     private final class Lookup implements RunWaiter {
         private final ChannelHandlerContext ctx;
         private final HttpRequest request;
-        private final String runId;
+        /** The locator's key: the run id, or the stream's path. */
+        private final String key;
+        /** What is looked for, for messages: "run {id}", "stream {path}". */
+        private final String what;
+        private final String locateTarget;
+        private final List<String> credentials;
+        /** Whether this node holds it now (it may be created here while the peers are asked). */
+        private final BooleanSupplier heldHere;
+        /** The run's registry, where a read that may wait waits; null for a stream (it never waits). */
         private final RunRegistry registry;
         private final boolean keepAlive;
         private final Consumer<Relay> later;
         private final long awaitUntilNanos;
-        private final String query;
-        private final List<String> credentials;
         private boolean waiting;
         private boolean waited;
         private boolean retried;
         private boolean decided;
         private ScheduledFuture<?> poll;
+        /** A fork's source path, looked up once no node holds the fork's own path; null: not a fork. */
+        private String forkSource;
+        private Predicate<String> holds;
 
-        Lookup(ChannelHandlerContext ctx, HttpRequest request, String runId, RunRegistry registry, boolean keepAlive,
+        Lookup(ChannelHandlerContext ctx, HttpRequest request, String key, String what, String locateTarget,
+                List<String> credentials, BooleanSupplier heldHere, RunRegistry registry, boolean keepAlive,
                 Consumer<Relay> later, long awaitUntilNanos) {
             this.ctx = ctx;
             this.request = request;
-            this.runId = runId;
+            this.key = key;
+            this.what = what;
+            this.locateTarget = locateTarget;
+            this.credentials = credentials;
+            this.heldHere = heldHere;
             this.registry = registry;
             this.keepAlive = keepAlive;
             this.later = later;
             this.awaitUntilNanos = awaitUntilNanos;
-            int q = request.uri().indexOf('?');
-            this.query = q < 0 ? null : request.uri().substring(q + 1);
-            this.credentials = credentialsOf(request);
+        }
+
+        /** This request (a PUT) creates a fork of {@code source}: it is made where the source is. */
+        void forkOf(String source, Predicate<String> holdsHere) {
+            this.forkSource = source;
+            this.holds = holdsHere;
+        }
+
+        /**
+         * The first decision: where the locator remembers it (relayed there), here when this node is alone, else
+         * the peers are asked ({@link Relay#PENDING}: {@code later} gets the outcome).
+         */
+        Relay start() {
+            Member target = locator.quick(key);
+            if (target != null) {
+                return target.equals(membership.self()) ? null
+                        : forward(ctx, request, target, keepAlive, true, false, this);
+            }
+            ask();
+            return Relay.PENDING;
         }
 
         void ask() {
-            locator.lookup(runId, query, credentials, ctx.channel().eventLoop(), this::found);
+            locator.lookup(key, locateTarget, credentials, ctx.channel().eventLoop(), this::found);
         }
 
         private void found(Member member, boolean held) {
@@ -256,7 +326,7 @@ public final class Cluster implements AutoCloseable {
             Member self = membership.self();
             if (!ctx.channel().isActive()) {
                 decide(Relay.ANSWERED);
-            } else if (registry.get(runId) != null || registry.isGone(runId)) {
+            } else if (heldHere.getAsBoolean()) {
                 decide(null);
             } else if (held) {
                 decide(member.equals(self) ? null : forward(ctx, request, member, keepAlive, !waited, false, this));
@@ -265,20 +335,22 @@ public final class Cluster implements AutoCloseable {
                 if (leftNanos > 0) {
                     if (!waiting) {
                         waiting = true;
-                        registry.await(runId, this);
+                        registry.await(key, this);
                     }
                     waited = true;
                     poll = ctx.executor().schedule(this::ask, Math.min(TimeUnit.NANOSECONDS.toMillis(leftNanos),
                             AWAIT_POLL_MS), TimeUnit.MILLISECONDS);
-                } else if (member == RunLocator.UNKNOWN) {
+                } else if (member == Locator.UNKNOWN) {
                     unknown();
                 } else {
                     replies.error(ctx, request, Refusal.NOT_FOUND, HttpResponseStatus.NOT_FOUND,
-                            "no run " + runId + " appeared within " + awaitRunMs + " ms", keepAlive);
+                            "no " + what + " appeared within " + awaitRunMs + " ms", keepAlive);
                     decide(Relay.ANSWERED);
                 }
-            } else if (member == RunLocator.UNKNOWN) {
+            } else if (member == Locator.UNKNOWN) {
                 unknown();
+            } else if (forkSource != null) {
+                findForkSource(member);
             } else if (member.equals(self)) {
                 decide(null);
             } else {
@@ -287,14 +359,44 @@ public final class Cluster implements AutoCloseable {
         }
 
         /**
-         * The node this request was relayed to cannot be reached (it died; the view still lists it): forget where
-         * the run was, and a read that may wait looks for it again (it waits for the run's restore) instead of
-         * failing. True when it took the request over.
+         * No node holds the fork's path: it is created where its source is (it reads the source's bytes there), here
+         * if this node holds the source, else at the node the lookup of the source finds; a source no node holds
+         * goes to {@code owner}, the fork path's owner (which answers the protocol's 404). The source's holder is
+         * the fork's holder from then on, found by the lookup as any stream.
+         */
+        private void findForkSource(Member owner) {
+            String source = forkSource;
+            if (holds.test(source)) {
+                decide(null);
+                return;
+            }
+            locator.lookup(source, PeerTarget.pathOf(source), List.of(), ctx.channel().eventLoop(), (m, held) -> {
+                if (decided) {
+                    return;
+                }
+                if (!ctx.channel().isActive()) {
+                    decide(Relay.ANSWERED);
+                } else if (heldHere.getAsBoolean()) {
+                    decide(null);
+                } else if (m == Locator.UNKNOWN) {
+                    unknown();
+                } else {
+                    Member target = held ? m : owner;
+                    decide(target.equals(membership.self()) ? null
+                            : forward(ctx, request, target, keepAlive, false, true, this));
+                }
+            });
+        }
+
+        /**
+         * The node this request was relayed to cannot be reached (it died; the view still lists it), or no longer
+         * holds what it was remembered for ({@link #NOT_HELD}): forget where it was, and a read that may wait looks
+         * for it again (it waits for the run's restore) instead of failing. True when it took the request over.
          */
         boolean retryElsewhere() {
-            locator.forget(runId);
-            if (!ctx.channel().isActive() || request.method().equals(HttpMethod.POST)) {
-                return false; // a publish's body went to the other node: the publisher retries (503)
+            locator.forget(key);
+            if (!ctx.channel().isActive() || hasBody(request)) {
+                return false; // a publish's, an append's body went to the other node: the client retries (503)
             }
             if (awaitUntilNanos == 0 || System.nanoTime() >= awaitUntilNanos) {
                 if (retried) {
@@ -314,7 +416,7 @@ public final class Cluster implements AutoCloseable {
         private void unknown() {
             metrics.failed(ClusterMetrics.Failure.LOOKUP);
             replies.error(ctx, request, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
-                    "a node that may hold run " + runId + " did not answer; retry", false);
+                    "a node that may hold " + what + " did not answer; retry", false);
             decide(Relay.ANSWERED);
         }
 
@@ -325,7 +427,7 @@ public final class Cluster implements AutoCloseable {
             }
             if (waiting) {
                 waiting = false;
-                registry.stopAwaiting(runId, this);
+                registry.stopAwaiting(key, this);
             }
             later.accept(relay);
         }
@@ -344,10 +446,16 @@ public final class Cluster implements AutoCloseable {
             waiting = false;
             if (!decided) {
                 replies.error(ctx, request, Refusal.DRAINING, HttpResponseStatus.SERVICE_UNAVAILABLE,
-                        "server is draining: run " + runId + " will not be created here", false);
+                        "server is draining: " + what + " will not be created here", false);
                 decide(Relay.ANSWERED);
             }
         }
+    }
+
+    /** Whether a request carries a body (a publish, an append, a create with data): it cannot be relayed twice. */
+    private static boolean hasBody(HttpRequest request) {
+        return request.method().equals(HttpMethod.POST) || HttpUtil.isTransferEncodingChunked(request)
+                || HttpUtil.getContentLength(request, 0L) > 0;
     }
 
     /** The client's credentials to pass on with a peer request (name, value pairs), as its node would see them. */
@@ -386,19 +494,14 @@ public final class Cluster implements AutoCloseable {
 
     /**
      * Relays the request to {@code target}; {@code held}: false when the read waited for its run to appear. If
-     * the target cannot be reached, {@code lookup} looks again (a read that may wait) or the client gets 503.
+     * the target cannot be reached (or no longer holds it), {@code lookup} looks again (a request without a body)
+     * or the client gets 503.
      */
     private Relay forward(ChannelHandlerContext ctx, HttpRequest request, Member target, boolean keepAlive,
             boolean held, boolean placed, Lookup lookup) {
-        return forward(ctx, request, target, keepAlive, held, placed, lookup::retryElsewhere);
-    }
-
-    /** As above; {@code unreachable}: asked when the target cannot be reached, true when it took the request over. */
-    private Relay forward(ChannelHandlerContext ctx, HttpRequest request, Member target, boolean keepAlive,
-            boolean held, boolean placed, BooleanSupplier unreachable) {
         metrics.forwarded(kind(request, held));
         return ForwardingSession.start(ctx, request, target, peers, membership, replies, auth, metrics, keepAlive,
-                placed, unreachable);
+                placed, lookup::retryElsewhere);
     }
 
     private static ClusterMetrics.Forward kind(HttpRequest request, boolean held) {

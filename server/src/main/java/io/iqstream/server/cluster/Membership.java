@@ -40,9 +40,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p><b>Views that disagree.</b> Each node's {@code /readyz} answer to a peer carries its ready set
  * ({@link #VIEW_HEADER}); {@link #disagreeing()} counts the peers whose last set differs from this node's. Views
- * may disagree for a while (a probe seen by one node and not another); a run is still found wherever it is held,
- * because {@link RunLocator} asks every live member about a run that is not here — the owner of a new run is the
- * only thing the ready set decides.
+ * may disagree for a while (a probe seen by one node and not another); a run (or stream) is still found wherever
+ * it is held, because {@link Locator} asks every live member about one that is not here — the owner of a new one is
+ * the only thing the ready set decides.
  *
  * <p>Threads: one daemon scheduler thread probes (with the JDK's HTTP client); {@link #view()},
  * {@link #disagreeing()} and {@link #suspect} are for any thread.

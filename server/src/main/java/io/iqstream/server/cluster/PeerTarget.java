@@ -13,6 +13,14 @@ final class PeerTarget {
 
     private PeerTarget() {}
 
+    /**
+     * A decoded path (a fork's source, as its header names it) as a target that decodes back to it: its {@code %},
+     * {@code ?} and {@code #} escaped, then {@link #encode}d.
+     */
+    static String pathOf(String decodedPath) {
+        return encode(decodedPath.replace("%", "%25").replace("?", "%3F").replace("#", "%23"));
+    }
+
     /** {@code target} with every character {@link java.net.URI} refuses percent-encoded (UTF-8). */
     static String encode(String target) {
         int end = target.indexOf('#');

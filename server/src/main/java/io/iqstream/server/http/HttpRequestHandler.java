@@ -15,6 +15,8 @@ import io.iqstream.server.metrics.Refusal;
 import io.iqstream.server.run.RunIds;
 import io.iqstream.server.run.RunRegistry;
 import io.iqstream.server.sse.SubscriberStream;
+import io.iqstream.server.stream.DurableStreamProtocol;
+import io.iqstream.server.stream.DurableStreams;
 import io.iqstream.server.wire.HttpReplies;
 import io.iqstream.server.wire.LastEventId;
 import io.iqstream.server.worker.ChannelHandoff;
@@ -34,6 +36,7 @@ import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.util.ArrayDeque;
@@ -71,6 +74,11 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
     private DurableStreamRoute stream;
     /** A run request served by another node (--peers): its body goes there, its answer comes back. */
     private Relay relay;
+    /**
+     * The request's body end went to a relay that then gave the request back (a stream's holder that could not be
+     * reached or no longer holds it, and the lookup again found it served here): its route gets an empty end.
+     */
+    private boolean relayedEnd;
     /** The request being served carried a verified peer header: served here, never relayed. */
     private boolean fromPeer;
 
@@ -162,6 +170,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
             } else if (stream != null) {
                 stream.onContent(content);
             } else if (relay != null) {
+                relayedEnd |= content instanceof LastHttpContent;
                 relay.onContent(content);
             } else {
                 content.release();
@@ -202,6 +211,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
         }
         subscribe = null;
         relay = null;
+        relayedEnd = false;
         stream = null;
         boolean keepAlive = HttpUtil.isKeepAlive(request);
         RequestTarget target = RequestTarget.parse(request.uri());
@@ -345,6 +355,12 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
             replies.send(ctx, request, r, false);
             return;
         }
+        Cluster cluster = server.cluster();
+        if (fromPeer && Cluster.isLocate(request)) {
+            // a peer's "do you hold it?": the asking node checked the client's token (Cluster.answerLocate)
+            cluster.answerLocate(ctx, request, server.durableStreams().holds(target.path()), keepAlive);
+            return;
+        }
         String name = DurableStreamRoute.streamName(target.path());
         if (!server.config().durableStreamsOpen()) {
             String token = TokenExtractor.extract(request, target.parameters(TokenExtractor.QUERY_PARAMETER),
@@ -366,14 +382,30 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
                     "server is draining: no new streams", false);
             return;
         }
-        Cluster cluster = server.cluster();
         if (cluster != null) {
-            Relay r = cluster.routeStream(ctx, request, target.path(), keepAlive, fromPeer);
-            if (r != null) {
-                relay = r == Relay.ANSWERED ? null : r;
+            // --peers: the stream may be held by another node (found there after a membership change)
+            String path = target.path();
+            String forkSource = method.equals(HttpMethod.PUT)
+                    ? request.headers().get(DurableStreamProtocol.FORKED_FROM) : null;
+            DurableStreams streams = server.durableStreams();
+            Relay r = cluster.routeStream(ctx, request, path, target.rawPath(), forkSource, streams::holds,
+                    keepAlive, fromPeer, afterLookup(() -> {
+                        relay = null;
+                        if (relayedEnd) {
+                            held.addFirst(LastHttpContent.EMPTY_LAST_CONTENT); // the (empty) body's end
+                        }
+                        serveStreamHere(ctx, request, target, keepAlive);
+                    }));
+            if (routed(r)) {
                 return;
             }
         }
+        serveStreamHere(ctx, request, target, keepAlive);
+    }
+
+    /** A Durable Streams request served on this node: the connection moves to the stream's worker. */
+    private void serveStreamHere(ChannelHandlerContext ctx, HttpRequest request, RequestTarget target,
+            boolean keepAlive) {
         EventLoop owner = server.durableStreams().ownerOf(target.path());
         if (ctx.channel().eventLoop() != owner) {
             moving = true;
@@ -478,26 +510,49 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
         Cluster cluster = server.cluster();
         if (cluster != null) {
             // --peers: the run may be held by another node; the request is then relayed there
-            Relay r = cluster.route(ctx, request, runId, registry, keepAlive, fromPeer, later -> {
-                moving = false;
-                if (later == null) {
-                    serveHere(ctx, request, route, registry, lastEventId, keepAlive);
-                } else {
-                    relay = later;
-                }
-                ctx.channel().config().setAutoRead(true);
-                replayHeld(ctx);
-            });
-            if (r == Relay.PENDING) {
-                awaitAnswer();
-                return;
-            }
-            if (r != null) {
-                relay = r;
+            Relay r = cluster.route(ctx, request, runId, registry, keepAlive, fromPeer,
+                    afterLookup(() -> serveHere(ctx, request, route, registry, lastEventId, keepAlive)));
+            if (routed(r)) {
                 return;
             }
         }
         serveHere(ctx, request, route, registry, lastEventId, keepAlive);
+    }
+
+    /**
+     * The first answer of {@link Cluster#route} or {@link Cluster#routeStream}: true when the request is not served
+     * here now — relayed, answered, or waiting for a lookup at peers (nothing after it is served until then).
+     */
+    private boolean routed(Relay r) {
+        if (r == Relay.PENDING) {
+            awaitAnswer();
+            return true;
+        }
+        if (r != null) {
+            relay = r;
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * What a lookup at peers decided, on this loop: {@code serveHere} (which may move the connection to another
+     * worker, whose arrival replays what is held) or the relay; then what was held behind the request goes on.
+     */
+    private Consumer<Relay> afterLookup(Runnable serveHere) {
+        return later -> {
+            moving = false;
+            if (later == null) {
+                serveHere.run();
+                if (moving) {
+                    return;
+                }
+            } else {
+                relay = later;
+            }
+            ctx.channel().config().setAutoRead(true);
+            replayHeld(ctx);
+        };
     }
 
     private void serveHere(ChannelHandlerContext ctx, HttpRequest request, RunRoute route, RunRegistry registry,

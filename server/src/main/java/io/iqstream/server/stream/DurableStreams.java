@@ -68,6 +68,14 @@ public final class DurableStreams {
     }
 
     /**
+     * Whether this node holds a stream at {@code path} (soft-deleted or expired but not yet freed included: its
+     * requests are answered here, 410 or 404 as the protocol has it). Any thread: what a cluster lookup asks.
+     */
+    public boolean holds(String path) {
+        return streams.containsKey(path);
+    }
+
+    /**
      * The stream at {@code path}, or null; one found expired is deleted first (soft-deleted, and returned as
      * such, while forks hold it). On the path's owner worker.
      */

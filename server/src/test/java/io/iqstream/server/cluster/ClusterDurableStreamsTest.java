@@ -1,6 +1,7 @@
 package io.iqstream.server.cluster;
 
 import static io.iqstream.server.testing.DurableHttp.bearer;
+import static io.iqstream.server.testing.DurableHttp.readUntil;
 import static io.iqstream.server.testing.DurableHttp.send;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -124,19 +125,35 @@ class ClusterDurableStreamsTest {
         assertEquals(404, send("HEAD", viaB, null, bearer(token)).statusCode());
     }
 
-    /** Reads SSE lines, keeping the data events' lines, until a control event naming {@code field}. */
-    private static boolean readUntil(Iterator<String> lines, String field, StringBuilder data) {
-        String event = "";
-        while (lines.hasNext()) {
-            String line = lines.next();
-            if (line.startsWith("event:")) {
-                event = line.substring(6).trim();
-            } else if (line.startsWith("data:") && event.equals("data")) {
-                data.append(line);
-            } else if (line.startsWith("data:") && event.equals("control") && line.contains(field)) {
-                return true;
-            }
+    /**
+     * A fork reads its source's bytes in place, so it is made on the node that holds its source, whatever node its
+     * own path hashes to, and found there through every node.
+     */
+    @Test
+    void aForkIsMadeWhereItsSourceLivesAndServedThroughEitherNode() throws Exception {
+        String source = pathOwnedBy(a, "source");
+        String fork = pathOwnedBy(b, "fork");
+        int heldOnA = streamsHeld(a);
+        int heldOnB = streamsHeld(b);
+        assertEquals(201, send("PUT", b.base() + "/v1/stream/" + source, "shared ",
+                bearer(token, "Content-Type", "text/plain")).statusCode());
+        HttpResponse<String> made = send("PUT", b.base() + "/v1/stream/" + fork, null, bearer(token,
+                "Content-Type", "text/plain", "Stream-Forked-From", "/v1/stream/" + source));
+        assertEquals(201, made.statusCode(), "forked through B, its path's owner: " + made.body());
+        assertEquals(heldOnA + 2, streamsHeld(a), "the fork is on A, beside its source");
+        assertEquals(heldOnB, streamsHeld(b), "nothing on B");
+        assertEquals(204, send("POST", b.base() + "/v1/stream/" + fork, "own", bearer(token, "Content-Type",
+                "text/plain")).statusCode());
+        assertEquals(200, send("PUT", a.base() + "/v1/stream/" + fork, null, bearer(token, "Content-Type",
+                "text/plain", "Stream-Forked-From", "/v1/stream/" + source)).statusCode(), "the same fork again");
+        for (TestServer via : List.of(a, b)) {
+            HttpResponse<String> read = send("GET", via.base() + "/v1/stream/" + fork + "?offset=-1", null,
+                    bearer(token));
+            assertEquals(200, read.statusCode());
+            assertEquals("shared own", read.body(), "the fork through " + via.port());
         }
-        return false;
+        assertEquals(204, send("DELETE", b.base() + "/v1/stream/" + fork, null, bearer(token)).statusCode());
+        assertEquals(204, send("DELETE", b.base() + "/v1/stream/" + source, null, bearer(token)).statusCode());
+        assertEquals(heldOnA, streamsHeld(a), "both freed on A");
     }
 }

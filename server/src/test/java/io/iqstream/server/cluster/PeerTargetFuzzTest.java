@@ -28,6 +28,34 @@ class PeerTargetFuzzTest {
         assertEquals("/v1/runs/r?x=a%7Cb", PeerTarget.encode("/v1/runs/r?x=a|b#c"));
     }
 
+    /**
+     * A fork's source, named decoded in its header, is looked up at the peers by a target that decodes to it: any
+     * path a stream can have (one the parser decoded from an accepted target) makes the round trip.
+     */
+    @FuzzTest
+    void anyStreamPathIsLookedUpAsItself(FuzzedDataProvider data) {
+        RequestTarget sent = RequestTarget.parse("/v1/stream/" + data.consumeRemainingAsString());
+        if (sent != null) {
+            checkPath(sent.path());
+        }
+    }
+
+    @Test
+    void aForkSourceWithEscapesAndQueryCharactersIsLookedUpAsItself() {
+        for (String p : new String[] {"a%2Fb", "a?b=c", "a#b", "chat room|1", "caf\u00e9/x", "%", "a+b"}) {
+            checkPath("/v1/stream/" + p);
+        }
+    }
+
+    private static void checkPath(String decoded) {
+        String target = PeerTarget.pathOf(decoded);
+        URI u = URI.create("http://127.0.0.1:1" + target);
+        assertEquals(target, u.getRawPath(), "the JDK client sends it as one path");
+        RequestTarget there = RequestTarget.parse(target);
+        assertNotNull(there, target);
+        assertEquals(decoded, there.path(), target);
+    }
+
     private static void check(String uri) {
         RequestTarget parsed = RequestTarget.parse(uri);
         if (parsed == null) {

@@ -6,6 +6,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Iterator;
 import java.util.stream.Stream;
 
 /** Durable Streams requests ({@code /v1/stream/...}) with the JDK's HTTP client, as a protocol client makes them. */
@@ -35,6 +36,25 @@ public final class DurableHttp {
             b.header(headers[i], headers[i + 1]);
         }
         return CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofLines());
+    }
+
+    /**
+     * Reads an SSE read's lines, appending the data events' {@code data:} lines to {@code data}, until a control
+     * event naming {@code field} ({@code upToDate}, {@code streamClosed}); false when the lines end first.
+     */
+    public static boolean readUntil(Iterator<String> lines, String field, StringBuilder data) {
+        String event = "";
+        while (lines.hasNext()) {
+            String line = lines.next();
+            if (line.startsWith("event:")) {
+                event = line.substring(6).trim();
+            } else if (line.startsWith("data:") && event.equals("data")) {
+                data.append(line);
+            } else if (line.startsWith("data:") && event.equals("control") && line.contains(field)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The Authorization header pair for a token. */

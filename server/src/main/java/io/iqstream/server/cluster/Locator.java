@@ -11,31 +11,34 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 
 /**
- * Finds the node that holds a run this node does not hold:
+ * Finds the node that holds a run, or a durable stream, that this node does not hold. Both are found by a key —
+ * a run's id, a stream's path ({@code /v1/stream/...}; the two never collide: a run id has no {@code /}) — whose
+ * rendezvous owner is where a new one is created, and both stay on the node that created them when the membership
+ * changes, so an existing one is looked for, not computed:
  * <ol>
- * <li>a run looked up before: the node remembered for it (a small per-loop cache), if still alive;</li>
+ * <li>a key looked up before: the node remembered for it (a small per-loop cache), if still alive;</li>
  * <li>this node alone in its view: here;</li>
- * <li>otherwise every other live member is asked at once ({@code GET /v1/runs/{id}} with the peer and
- *     {@link #LOCATE} headers, answered 200 or 404 by the peer from its own registry): the first that holds it
- *     wins. None does and all answered: the run's rendezvous owner among the nodes that take new runs (a new
- *     run). One gave no answer (timeout, error, a suspected node) and none said yes: {@link #UNKNOWN}, answered
- *     503 so the client retries — never a guess, so a run is never created a second time beside a node that
- *     holds it and is slow to answer.</li>
+ * <li>otherwise every other live member is asked at once (a {@code GET} of the caller's locate target — the run's
+ *     status path, the stream's own path — with the peer and {@link #LOCATE} headers, answered 200 or 404 by the
+ *     peer from what it holds): the first that holds it wins. None does and all answered: the key's rendezvous
+ *     owner among the nodes that take new runs (a new one). One gave no answer (timeout, error, a suspected node)
+ *     and none said yes: {@link #UNKNOWN}, answered 503 so the client retries — never a guess, so a run or a
+ *     stream is never created a second time beside a node that holds it and is slow to answer.</li>
  * </ol>
- * Asking every member, not only the owner under this node's view, is what keeps runs whole when views disagree
- * (a node that dropped or added a member another node has not): whichever node a run was created on, every node
+ * Asking every member, not only the owner under this node's view, is what keeps runs and streams whole when views
+ * disagree or change (a node that joined, dropped, or came back): whichever node one was created on, every node
  * finds it there, for as long as that node answers. A lookup costs one small request per other member, once per
- * run per loop (then cached), never per event.
+ * key per loop (then cached), never per event.
  *
  * <p>Confined to worker loops: the cache is per loop thread; lookups run on the JDK HTTP client's threads and
- * report back through {@link Executor} (the run's loop).
+ * report back through {@link Executor} (the asking loop).
  */
-final class RunLocator {
-    /** Header of a lookup: "do you hold this run?", answered without serving it. */
+final class Locator {
+    /** Header of a lookup: "do you hold this run (or stream)?", answered without serving it. */
     static final String LOCATE = "X-IQStream-Locate";
     static final int CACHE_ENTRIES = 65_536;
     static final long LOOKUP_TIMEOUT_MS = 3000;
-    /** {@link #lookup} result when a candidate gave no answer and none said yes: where the run is is unknown. */
+    /** {@link #lookup} result when a candidate gave no answer and none said yes: where the key is held is unknown. */
     static final Member UNKNOWN = new Member("unknown", 0);
 
     private final Membership membership;
@@ -48,36 +51,38 @@ final class RunLocator {
                 }
             });
 
-    RunLocator(Membership membership, PeerRequests requests) {
+    Locator(Membership membership, PeerRequests requests) {
         this.membership = membership;
         this.requests = requests;
     }
 
-    /** The decision for a run not held here: a member, {@code self} (serve here), or null (ask {@link #lookup}). */
-    Member quick(String runId) {
+    /** The decision for a key not held here: a member, {@code self} (serve here), or null (ask {@link #lookup}). */
+    Member quick(String key) {
         Membership.View v = membership.view();
-        Member cached = cache.get().get(runId);
+        Member cached = cache.get().get(key);
         if (cached != null && v.alive().contains(cached)) {
             return cached;
         }
         return v.alive().size() <= 1 && v.forNewRuns().size() <= 1 ? v.self() : null;
     }
 
-    /** Forgets where {@code runId} was found (its node no longer holds it). On the loop that looked it up. */
-    void forget(String runId) {
-        cache.get().remove(runId);
+    /** Forgets where {@code key} was found (its node no longer holds it). On the loop that looked it up. */
+    void forget(String key) {
+        cache.get().remove(key);
     }
 
     /**
-     * Asks every other live member whether it holds {@code runId}; calls {@code found} on {@code loop} with the
-     * first that does (and true), else — every one said no — the run's owner among the members that take new runs,
-     * or self (and false: no node holds the run yet), or {@link #UNKNOWN}. {@code authHeaders} are the client's
-     * credentials (name, value pairs), so the peer checks them as for the request itself.
+     * Asks every other live member whether it holds {@code key}, with {@code GET locateTarget} (a target as the
+     * request parser accepts it: the run's status path and query, a stream's raw path); calls {@code found} on
+     * {@code loop} with the first that does (and true), else — every one said no — the key's owner among the
+     * members that take new runs, or self (and false: no node holds it yet), or {@link #UNKNOWN}. {@code
+     * authHeaders} are the client's credentials (name, value pairs), so the peer checks them as for the request
+     * itself (none where the peer answers a verified peer's lookup without them).
      */
-    void lookup(String runId, String query, List<String> authHeaders, Executor loop,
+    void lookup(String key, String locateTarget, List<String> authHeaders, Executor loop,
             BiConsumer<Member, Boolean> found) {
         Membership.View v = membership.view();
-        Member owner = Rendezvous.owner(runId, v.forNewRuns());
+        Member owner = Rendezvous.owner(key, v.forNewRuns());
         Member fallback = owner == null ? v.self() : owner;
         List<Member> ask = new ArrayList<>(v.alive().size());
         for (Member m : v.alive()) {
@@ -96,19 +101,19 @@ final class RunLocator {
         AtomicBoolean decided = new AtomicBoolean();
         AtomicBoolean uncertain = new AtomicBoolean();
         for (Member m : ask) {
-            requests.get(m, "/v1/runs/" + runId + (query == null ? "" : "?" + query), LOOKUP_TIMEOUT_MS, headers,
+            requests.get(m, locateTarget, LOOKUP_TIMEOUT_MS, headers,
                     HttpResponse.BodyHandlers.discarding()).whenComplete((r, e) -> {
                 if (r != null && r.statusCode() == 200) {
                     if (decided.compareAndSet(false, true)) {
                         loop.execute(() -> {
-                            cache.get().put(runId, m);
+                            cache.get().put(key, m);
                             found.accept(m, true);
                         });
                     }
                     return;
                 }
                 if (r == null || r.statusCode() != 404) {
-                    // a member that did not answer may hold the run: never start it elsewhere on a guess
+                    // a member that did not answer may hold it: never start it elsewhere on a guess
                     uncertain.set(true);
                     if (e != null) {
                         membership.suspect(m);
