@@ -18,7 +18,10 @@ import org.junit.jupiter.api.Test;
  * Imports point one way (docs/ARCHITECTURE.md, "Packages"): the request path ({@code http}) sits above what it
  * serves, so {@code ingest}, {@code sse}, {@code run} and {@code cluster} never import it; what they share with it
  * — the reply helpers, CORS, Last-Event-ID, the lingering close — lives below, in {@code wire}, which imports none
- * of them. Only the start-up ({@code IqStreamServer}, {@code warmup}) may build the pipeline.
+ * of them. Only the start-up ({@code IqStreamServer}, {@code warmup}) may build the pipeline. The run log layer
+ * ({@code run}: the AG-UI run log and a durable stream's byte log and producer ledger) sits below the protocols
+ * that use it: it names none of {@code stream}, {@code ingest}, {@code sse}, {@code cluster} or {@code http}, not
+ * in an import and not by a qualified name.
  */
 class PackageLayersTest {
     private static final Path MAIN = Path.of("src/main/java/io/iqstream/server");
@@ -27,6 +30,9 @@ class PackageLayersTest {
     private static final Set<String> BELOW_HTTP = Set.of("ingest", "sse", "run", "cluster", "wire", "log", "metrics",
             "auth", "admission", "config", "worker", "stream");
     private static final Set<String> WIRE_MAY_IMPORT = Set.of("metrics");
+    /** Anything of the server named by package, imported or fully qualified (in code or a javadoc link). */
+    private static final Pattern QUALIFIED = Pattern.compile("\\bio\\.iqstream\\.server\\.(\\w+)\\.");
+    private static final Set<String> ABOVE_RUN = Set.of("stream", "ingest", "sse", "cluster", "http");
 
     @Test
     void nothingBelowHttpImportsItAndWireImportsOnlyMetrics() throws IOException {
@@ -53,5 +59,40 @@ class PackageLayersTest {
         }
         assertTrue(files > 50, "source files read: " + files);
         assertEquals(List.of(), wrong);
+    }
+
+    @Test
+    void theRunLogLayerNamesNoProtocolAboveIt() throws IOException {
+        assertEquals(List.of(), namesAbove(MAIN.resolve("run"), ABOVE_RUN));
+        // the check sees what it must refuse: a run/ file that imported stream/ would be reported
+        Path probe = Files.createTempDirectory("layers");
+        try {
+            Files.writeString(probe.resolve("Probe.java"), "package io.iqstream.server.run;\n"
+                    + "import io.iqstream.server.stream.DurableStream;\n"
+                    + "/** {@link io.iqstream.server.http.DurableStreamRoute} */\nclass Probe {}\n");
+            assertEquals(List.of("Probe.java names stream", "Probe.java names http"), namesAbove(probe, ABOVE_RUN));
+        } finally {
+            Files.delete(probe.resolve("Probe.java"));
+            Files.delete(probe);
+        }
+    }
+
+    /** Each file under {@code dir} that names a package of {@code above}, as "file names package". */
+    private static List<String> namesAbove(Path dir, Set<String> above) throws IOException {
+        List<String> wrong = new ArrayList<>();
+        int files = 0;
+        try (Stream<Path> all = Files.walk(dir)) {
+            for (Path p : (Iterable<Path>) all.filter(f -> f.toString().endsWith(".java")).sorted()::iterator) {
+                files++;
+                Matcher m = QUALIFIED.matcher(Files.readString(p));
+                while (m.find()) {
+                    if (above.contains(m.group(1))) {
+                        wrong.add(dir.relativize(p) + " names " + m.group(1));
+                    }
+                }
+            }
+        }
+        assertTrue(files > 0, "no source files under " + dir);
+        return wrong;
     }
 }

@@ -1,31 +1,23 @@
 package io.iqstream.server.stream;
 
-import io.netty.buffer.ByteBuf;
+import io.iqstream.server.run.ByteLog;
+import io.iqstream.server.run.ProducerLedger;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One durable stream: its configuration (content type, TTL or expiry), its messages (byte-exact, contiguous
- * in pooled segments charged to the memory budget: {@link StreamBytes}), closure, the idempotent producers' state, its fork parent and the live
- * readers waiting at its tail.
+ * One durable stream as the protocol sees it: its configuration (content type, TTL or expiry, fork source),
+ * closure, its last {@code Stream-Seq}, soft deletion and the live readers waiting at its tail. Its bytes, message
+ * boundaries and fork sharing are the run log layer's ({@link ByteLog}), and so is its idempotent producers' state
+ * ({@link ProducerLedger}); this class holds one of each.
  *
  * <p>Mutated only on the stream's owner worker (the path's hash, as for runs). A fork on another worker reads the
- * messages below its fork point, which never change once written ({@link StreamBytes} publishes them so that
- * such a read sees whole messages only). {@link #forks} and
- * {@link #softDeleted} are shared with forks' workers too.
+ * messages below its fork point through its own log ({@link ByteLog} publishes them so that such a read sees whole
+ * messages only) and holds them through {@link ByteLog#holdForFork}; {@link #softDeleted} is shared with forks'
+ * workers too.
  */
 public final class DurableStream {
-    /** One producer's last accepted (epoch, sequence). */
-    static final class Producer {
-        long epoch;
-        long lastSeq;
-        long updatedMs;
-    }
-
     final String path;
     final String contentType;
     final boolean json;
@@ -36,8 +28,6 @@ public final class DurableStream {
     final long expiresAtMs;
     /** The parent of a fork, or null. */
     final DurableStream parent;
-    /** Where in the parent's bytes the fork begins (its first own position). */
-    final long forkPosition;
     /** Stream-Fork-Sub-Offset as created (0 for none). */
     final long forkSubOffset;
     final boolean createdClosed;
@@ -45,26 +35,22 @@ public final class DurableStream {
     long lastAccessMs;
     /** The last Stream-Seq accepted, or null. */
     String lastSeq;
-    final Map<String, Producer> producers = new HashMap<>(2);
-    /** The producer (id, epoch, seq) whose append closed the stream, or null. */
-    String closedById;
-    long closedByEpoch;
-    long closedBySeq;
     /** Bytes charged to the memory budget for this stream's messages. */
     long chargedBytes;
     /** Live readers waiting at the tail (long-poll and SSE), on the owner worker. */
     final List<TailWaiter> waiters = new ArrayList<>(1);
 
     /** The stream's own bytes and message boundaries (a fork's below its fork point are its parent's). */
-    private final StreamBytes bytes;
+    final ByteLog log;
+    /** The idempotent producers' epochs and sequence numbers, and the closing append. */
+    final ProducerLedger producers = new ProducerLedger();
     private volatile boolean closed;
     /** Deleted while forks still read it: 410 to every request, its bytes kept for the forks. */
     volatile boolean softDeleted;
-    /** Forks holding this stream's bytes; -1 once it is freed (no fork can be made of it then). */
-    final AtomicInteger forks = new AtomicInteger();
 
     DurableStream(String path, String contentType, long ttlSeconds, String expiresAt, long expiresAtMs,
-            DurableStream parent, long forkPosition, long forkSubOffset, boolean createdClosed, long nowMs) {
+            DurableStream parent, long forkPosition, long forkSubOffset, boolean createdClosed, long nowMs,
+            ByteBufAllocator alloc) {
         this.path = path;
         this.contentType = contentType;
         this.json = DurableStreamProtocol.isJson(contentType);
@@ -72,10 +58,9 @@ public final class DurableStream {
         this.expiresAt = expiresAt;
         this.expiresAtMs = expiresAtMs;
         this.parent = parent;
-        this.forkPosition = forkPosition;
         this.forkSubOffset = forkSubOffset;
         this.createdClosed = createdClosed;
-        this.bytes = new StreamBytes(forkPosition);
+        this.log = parent == null ? new ByteLog(alloc) : new ByteLog(alloc, parent.log, forkPosition);
         this.lastAccessMs = nowMs;
     }
 
@@ -90,7 +75,7 @@ public final class DurableStream {
 
     /** The byte position after the last message: the offset a reader at the tail has. */
     public long tail() {
-        return bytes.tail();
+        return log.tail();
     }
 
     public boolean isClosed() {
@@ -105,81 +90,6 @@ public final class DurableStream {
     boolean isExpired(long nowMs) {
         return expiresAt != null && nowMs >= expiresAtMs
                 || ttlSeconds >= 0 && nowMs >= lastAccessMs + ttlSeconds * 1000;
-    }
-
-    /** What storing a message of {@code length} bytes takes from the memory budget ({@link StreamBytes#chargeFor}). */
-    long chargeFor(int length) {
-        return bytes.chargeFor(length);
-    }
-
-    /** Copies {@code message}'s bytes in as the next message (the caller keeps its buffer); on the owner worker. */
-    void append(ByteBufAllocator alloc, ByteBuf message) {
-        bytes.append(alloc, message);
-    }
-
-    /** Own messages held (not counting a parent's). */
-    int ownCount() {
-        return bytes.count();
-    }
-
-    /** Own bytes held (not counting a parent's). */
-    long ownBytes() {
-        return bytes.tail() - forkPosition;
-    }
-
-    /**
-     * Gathers the messages after byte position {@code after} and at most at {@code upTo} (a fork's cap on its
-     * parent), the parent's first, into {@code out}, until it holds {@code maxBytes} (at least one message). The
-     * batch holds slices of the segments, not retained.
-     */
-    void collect(long after, long upTo, MessageBatch out, long maxBytes) {
-        if (parent != null && after < forkPosition) {
-            parent.collect(after, Math.min(upTo, forkPosition), out, maxBytes);
-            if (out.bytes() >= maxBytes && !out.isEmpty()) {
-                return;
-            }
-        }
-        int n = bytes.count();
-        for (int i = bytes.firstAfter(after); i < n && bytes.end(i) <= upTo; i++) {
-            if (out.bytes() >= maxBytes && !out.isEmpty()) {
-                return;
-            }
-            out.add(bytes.message(i), bytes.end(i));
-        }
-    }
-
-    /** The first message after byte position {@code after}, with its end, or null (the sub-offset of a fork). */
-    ByteBuf firstAfter(long after, long[] endOut) {
-        if (parent != null && after < forkPosition) {
-            ByteBuf b = parent.firstAfter(after, endOut);
-            if (b != null && endOut[0] <= forkPosition) {
-                return b;
-            }
-        }
-        int i = bytes.firstAfter(after);
-        if (i >= bytes.count()) {
-            return null;
-        }
-        endOut[0] = bytes.end(i);
-        return bytes.message(i);
-    }
-
-    /** Releases the stream's segments; once, when the stream is freed. Returns the message bytes they held. */
-    long releaseMessages() {
-        return bytes.release();
-    }
-
-    /** Forgets the producer least recently active (the producers' table is full). */
-    void forgetOldestProducer() {
-        String oldest = null;
-        long at = Long.MAX_VALUE;
-        for (Map.Entry<String, Producer> e : producers.entrySet()) {
-            if (e.getValue().updatedMs < at) {
-                at = e.getValue().updatedMs;
-                oldest = e.getKey();
-            }
-        }
-        producers.remove(oldest);
     }
 
     /** Wakes every live reader at the tail (after an append, a closure, or the stream's end). */

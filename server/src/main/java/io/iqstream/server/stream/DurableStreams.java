@@ -2,6 +2,7 @@ package io.iqstream.server.stream;
 
 import io.iqstream.server.admission.MemoryBudget;
 import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.run.ByteLog;
 import io.iqstream.server.worker.Workers;
 import io.netty.channel.EventLoop;
 import java.util.ArrayList;
@@ -15,10 +16,10 @@ import java.util.concurrent.TimeUnit;
  * is shared only so that a fork, created on its own worker, can find its parent and read the parent's bytes below
  * the fork point (which never change).
  *
- * <p>Memory: each stream is charged {@link #STREAM_OVERHEAD_BYTES}, the pooled segments its messages' bytes are
- * kept in and {@link StreamBytes#INDEX_BYTES_PER_MESSAGE} per message (what it holds) to the server's one
- * {@link MemoryBudget}, under the same rule as a run's log (an ordinary-sized stream may use the headroom, an
- * oversized one is refused first); refused, the request gets 503 with {@code Retry-After}. A stream is freed when
+ * <p>Memory: each stream is charged {@link #STREAM_OVERHEAD_BYTES} and what its {@link ByteLog} holds (the pooled
+ * segments its messages' bytes are kept in, their overhead, {@link ByteLog#INDEX_BYTES_PER_MESSAGE} per message) to
+ * the server's one {@link MemoryBudget}, under the same rule as a run's log (an ordinary-sized stream may use the
+ * headroom, an oversized one is refused first); refused, the request gets 503 with {@code Retry-After}. A stream is freed when
  * deleted or expired (its TTL since the last read or write, or its Expires-At): lazily by the request that finds
  * it expired, and by each worker's sweep every second.
  *
@@ -27,8 +28,6 @@ import java.util.concurrent.TimeUnit;
 public final class DurableStreams {
     /** What a stream's bookkeeping costs beyond its bytes (the object, its table, its map entry). */
     public static final long STREAM_OVERHEAD_BYTES = 512;
-    /** Idempotent producers remembered per stream; past it the least recently active is forgotten. */
-    public static final int MAX_PRODUCERS = 1024;
     /** How often each worker frees its expired streams. */
     static final long SWEEP_MS = 1000;
 
@@ -143,7 +142,7 @@ public final class DurableStreams {
      */
     void delete(DurableStream s) {
         s.softDeleted = true;
-        if (s.forks.compareAndSet(0, -1)) {
+        if (s.log.retireIfUnheld()) {
             free(s);
         }
         s.wakeWaiters();
@@ -151,7 +150,7 @@ public final class DurableStreams {
 
     private void free(DurableStream s) {
         streams.remove(s.path, s);
-        long bytes = s.releaseMessages();
+        long bytes = s.log.release();
         budget.release(s.chargedBytes + STREAM_OVERHEAD_BYTES);
         s.chargedBytes = 0;
         metrics.durableStreamsActive.decrement();
@@ -164,23 +163,15 @@ public final class DurableStreams {
 
     /** Holds {@code parent}'s bytes for a new fork; false when it was freed meanwhile. Any worker. */
     boolean holdForFork(DurableStream parent) {
-        while (true) {
-            int n = parent.forks.get();
-            if (n < 0) {
-                return false;
-            }
-            if (parent.forks.compareAndSet(n, n + 1)) {
-                return true;
-            }
-        }
+        return parent.log.holdForFork();
     }
 
     /** A fork of {@code parent} is gone: the parent is freed (on its worker) if it was soft-deleted and unheld. */
     void releaseFork(DurableStream parent) {
-        if (parent.forks.decrementAndGet() == 0 && parent.softDeleted) {
+        if (parent.log.releaseFork() && parent.softDeleted) {
             EventLoop owner = ownerOf(parent.path);
             Runnable task = () -> {
-                if (parent.softDeleted && parent.forks.compareAndSet(0, -1)) {
+                if (parent.softDeleted && parent.log.retireIfUnheld()) {
                     free(parent);
                 }
             };
@@ -195,8 +186,7 @@ public final class DurableStreams {
     /** Frees every stream; at shutdown, once the workers have stopped (no other thread touches them then). */
     public void dropAll() {
         for (DurableStream s : streams.values()) {
-            s.forks.set(-1);
-            s.releaseMessages();
+            s.log.release();
             budget.release(s.chargedBytes + STREAM_OVERHEAD_BYTES);
             s.chargedBytes = 0;
         }

@@ -5,6 +5,7 @@ import static io.iqstream.server.stream.DurableStreamProtocol.CURSOR;
 import static io.iqstream.server.stream.DurableStreamProtocol.NEXT_OFFSET;
 import static io.iqstream.server.stream.DurableStreamProtocol.UP_TO_DATE;
 
+import io.iqstream.server.run.MessageBatch;
 import io.iqstream.server.sse.ChunkFramer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
@@ -164,7 +165,7 @@ public final class LiveRead implements DurableStream.TailWaiter {
     private void answerCatchUp(DurableStream s, long position, String from, boolean longPoll) {
         MessageBatch parts = BATCH.get();
         parts.clear();
-        s.collect(position, Long.MAX_VALUE, parts, MAX_READ_BYTES);
+        s.log.collect(position, parts, MAX_READ_BYTES);
         long next = parts.isEmpty() ? Math.max(position, s.tail()) : parts.lastEnd();
         boolean upToDate = next >= s.tail();
         boolean closedHere = upToDate && s.isClosed();
@@ -352,7 +353,7 @@ public final class LiveRead implements DurableStream.TailWaiter {
         boolean wrote = false;
         while (true) {
             batch.clear();
-            s.collect(ssePosition, Long.MAX_VALUE, batch, MAX_READ_BYTES);
+            s.log.collect(ssePosition, batch, MAX_READ_BYTES);
             if (batch.isEmpty()) {
                 break;
             }

@@ -4,6 +4,7 @@ import static io.iqstream.server.stream.DurableStreamProtocol.CLOSED;
 import static io.iqstream.server.stream.DurableStreamProtocol.NEXT_OFFSET;
 
 import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.run.ProducerLedger;
 import io.iqstream.server.wire.CorsPolicy;
 import io.iqstream.server.wire.HttpReplies;
 import io.netty.buffer.ByteBuf;
@@ -157,7 +158,7 @@ public final class StreamExchange {
                     && createClosed == existing.isClosed()
                     && Objects.equals(forkedFrom, parentPath)
                     && (forkOffset == null || existing.parent != null
-                            && DurableStreamProtocol.position(forkOffset) == existing.forkPosition)
+                            && DurableStreamProtocol.position(forkOffset) == existing.log.forkPosition())
                     && subOffset == existing.forkSubOffset;
             if (!same) {
                 refuse(HttpResponseStatus.CONFLICT, "the stream exists with another configuration");
@@ -226,7 +227,7 @@ public final class StreamExchange {
             return;
         }
         DurableStream s = new DurableStream(path, contentType, ttl, expiresAt, expiresAtMs, parent, forkPosition,
-                prefix == null ? 0 : subOffset, createClosed, now);
+                prefix == null ? 0 : subOffset, createClosed, now, ctx.alloc());
         long bytes = (prefix == null ? 0 : prefix.readableBytes()) + (initial == null ? 0 : initial.readableBytes());
         if (bytes > streams.maxStreamBytes()) {
             streams.unadmit();
@@ -269,16 +270,16 @@ public final class StreamExchange {
 
     /** Stores {@code message} (the caller keeps its buffer) as {@code s}'s next, charged; false over budget. */
     private boolean store(DurableStream s, ByteBuf message) {
-        if (!streams.charge(s, s.chargeFor(message.readableBytes()))) {
+        if (!streams.charge(s, s.log.chargeFor(message.readableBytes()))) {
             return false;
         }
-        s.append(ctx.alloc(), message);
+        s.log.append(message);
         return true;
     }
 
     /** A stream made by a create that is refused after all: its segments and charge given back. */
     private void unmake(DurableStream s) {
-        s.releaseMessages();
+        s.log.release();
         streams.uncharge(s, s.chargedBytes);
         streams.unadmit();
     }
@@ -286,7 +287,7 @@ public final class StreamExchange {
     /** The part of the source's first message past the fork point that a sub-offset fork starts with. */
     private ByteBuf subOffsetPrefix(DurableStream parent, long forkPosition, long subOffset) {
         long[] end = new long[1];
-        ByteBuf first = parent.firstAfter(forkPosition, end);
+        ByteBuf first = parent.log.firstAfter(forkPosition, end);
         if (first == null) {
             refuse(HttpResponseStatus.BAD_REQUEST, "Stream-Fork-Sub-Offset: no message past the fork offset");
             return null;
@@ -346,7 +347,7 @@ public final class StreamExchange {
             return;
         }
         if (s.isClosed()) {
-            if (producer && producerId.equals(s.closedById) && epoch == s.closedByEpoch && seq == s.closedBySeq) {
+            if (producer && s.producers.isClosingAppend(producerId, epoch, seq)) {
                 FullHttpResponse r = empty(HttpResponseStatus.NO_CONTENT);
                 r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.tail()));
                 r.headers().set(CLOSED, "true");
@@ -379,34 +380,8 @@ public final class StreamExchange {
                 return;
             }
         }
-        DurableStream.Producer state = null;
-        if (producer) {
-            state = s.producers.get(producerId);
-            if (state != null && epoch < state.epoch) {
-                FullHttpResponse r = response(HttpResponseStatus.FORBIDDEN, "stale producer epoch");
-                r.headers().set(DurableStreamProtocol.PRODUCER_EPOCH, Long.toString(state.epoch));
-                send(r);
-                return;
-            }
-            boolean fresh = state == null || epoch > state.epoch;
-            if (fresh && seq != 0) {
-                if (state == null) {
-                    sequenceGap(0, seq);
-                } else {
-                    refuse(HttpResponseStatus.BAD_REQUEST, "a new producer epoch starts at Producer-Seq 0");
-                }
-                return;
-            }
-            if (!fresh && seq <= state.lastSeq) {
-                FullHttpResponse r = empty(HttpResponseStatus.NO_CONTENT);
-                producerHeaders(r, epoch, state.lastSeq);
-                send(r);
-                return;
-            }
-            if (!fresh && seq != state.lastSeq + 1) {
-                sequenceGap(state.lastSeq + 1, seq);
-                return;
-            }
+        if (producer && !producerMayAppend(s.producers, producerId, epoch, seq)) {
+            return;
         }
         String streamSeq = h.get(DurableStreamProtocol.SEQ);
         if (streamSeq != null && s.lastSeq != null && streamSeq.compareTo(s.lastSeq) <= 0) {
@@ -420,7 +395,7 @@ public final class StreamExchange {
                 return;
             }
             int bytes = message.readableBytes();
-            if (s.ownBytes() + bytes > streams.maxStreamBytes()) {
+            if (s.log.ownBytes() + bytes > streams.maxStreamBytes()) {
                 message.release();
                 refuse(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "a stream holds at most "
                         + streams.maxStreamBytes() + " bytes (--max-run-bytes)");
@@ -437,16 +412,7 @@ public final class StreamExchange {
             settings.metrics().durableBytesHeld.add(bytes);
         }
         if (producer) {
-            if (state == null) {
-                if (s.producers.size() >= DurableStreams.MAX_PRODUCERS) {
-                    s.forgetOldestProducer();
-                }
-                state = new DurableStream.Producer();
-                s.producers.put(producerId, state);
-            }
-            state.epoch = epoch;
-            state.lastSeq = seq;
-            state.updatedMs = now;
+            s.producers.accept(producerId, epoch, seq);
         }
         if (streamSeq != null) {
             s.lastSeq = streamSeq;
@@ -454,9 +420,7 @@ public final class StreamExchange {
         if (close) {
             s.close();
             if (producer) {
-                s.closedById = producerId;
-                s.closedByEpoch = epoch;
-                s.closedBySeq = seq;
+                s.producers.recordClosingAppend(producerId, epoch, seq);
             }
         }
         s.wakeWaiters();
@@ -472,11 +436,38 @@ public final class StreamExchange {
         send(r);
     }
 
-    private void sequenceGap(long expected, long received) {
-        FullHttpResponse r = response(HttpResponseStatus.CONFLICT, "producer sequence gap");
-        r.headers().set(DurableStreamProtocol.PRODUCER_EXPECTED_SEQ, Long.toString(expected));
-        r.headers().set(DurableStreamProtocol.PRODUCER_RECEIVED_SEQ, Long.toString(received));
+    /**
+     * Whether the producer append ({@code id}, {@code epoch}, {@code seq}) is one to store, by the ledger's verdict;
+     * when not, answers it: 403 a stale epoch, 400 a new epoch not at 0, 409 a gap, 204 a duplicate.
+     */
+    private boolean producerMayAppend(ProducerLedger producers, String id, long epoch, long seq) {
+        FullHttpResponse r = switch (producers.check(id, epoch, seq)) {
+            case APPEND -> null;
+            case STALE_EPOCH -> {
+                FullHttpResponse stale = response(HttpResponseStatus.FORBIDDEN, "stale producer epoch");
+                stale.headers().set(DurableStreamProtocol.PRODUCER_EPOCH, Long.toString(producers.epoch(id)));
+                yield stale;
+            }
+            case NEW_EPOCH_NOT_AT_ZERO -> response(HttpResponseStatus.BAD_REQUEST,
+                    "a new producer epoch starts at Producer-Seq 0");
+            case SEQUENCE_GAP -> {
+                FullHttpResponse gap = response(HttpResponseStatus.CONFLICT, "producer sequence gap");
+                gap.headers().set(DurableStreamProtocol.PRODUCER_EXPECTED_SEQ,
+                        Long.toString(producers.expectedSeq(id)));
+                gap.headers().set(DurableStreamProtocol.PRODUCER_RECEIVED_SEQ, Long.toString(seq));
+                yield gap;
+            }
+            case DUPLICATE -> {
+                FullHttpResponse duplicate = empty(HttpResponseStatus.NO_CONTENT);
+                producerHeaders(duplicate, epoch, producers.lastSeq(id));
+                yield duplicate;
+            }
+        };
+        if (r == null) {
+            return true;
+        }
         send(r);
+        return false;
     }
 
     private static void producerHeaders(FullHttpResponse r, long epoch, long seq) {

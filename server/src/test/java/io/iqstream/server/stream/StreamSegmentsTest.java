@@ -4,6 +4,8 @@ import static io.iqstream.server.testing.DurableHttp.send;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.iqstream.server.run.ByteLog;
+import io.iqstream.server.run.RunLog;
 import io.iqstream.server.testing.TestServer;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
@@ -20,10 +22,11 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * A stream's bytes live contiguously in pooled segments ({@link StreamBytes}), over real sockets: messages of every
- * size (within a segment, filling one, larger than one) read back byte-exact from any message boundary, a fork
- * reads its source's bytes up to the fork point and then its own, and the memory budget's charge follows what is
- * held — the bytes, their segments' room, a boundary per message — not a buffer object per message.
+ * A stream's bytes live contiguously in pooled segments (its {@link ByteLog}), seen over real sockets: messages of
+ * every size (within a segment, filling one, larger than one) read back byte-exact from any message boundary, a
+ * fork reads its source's bytes up to the fork point and then its own, and the memory budget's charge follows what
+ * is held — the bytes, their segments' room and overhead, a boundary per message — not a buffer object per message.
+ * The log's own unit tests are {@code run.ByteLogTest}.
  */
 class StreamSegmentsTest {
     private static final String TYPE = "Content-Type";
@@ -88,9 +91,11 @@ class StreamSegmentsTest {
             }
             long charged = used(server) - before;
             long bytes = (long) count * size;
-            // held: the bytes, at most two segments' room (the last one's, and one's rounding), a boundary each
-            long most = DurableStreams.STREAM_OVERHEAD_BYTES + bytes + 2L * StreamBytes.MAX_SEGMENT_BYTES
-                    + count * StreamBytes.INDEX_BYTES_PER_MESSAGE;
+            // held: the bytes, at most two segments' room (the last one's, and one's rounding), a boundary each,
+            // and each segment's overhead (no more segments than the bytes fill of the smallest, plus two)
+            long most = DurableStreams.STREAM_OVERHEAD_BYTES + bytes + 2L * ByteLog.MAX_SEGMENT_BYTES
+                    + count * ByteLog.INDEX_BYTES_PER_MESSAGE
+                    + (bytes / ByteLog.MIN_SEGMENT_BYTES + 2) * RunLog.SEGMENT_OVERHEAD_BYTES;
             assertTrue(charged >= bytes && charged <= most,
                     "charged " + charged + " B for " + count + " messages of " + size + " B (at most " + most + ")");
             assertEquals(204, send("DELETE", server.base() + path, null).statusCode());

@@ -1,15 +1,15 @@
-package io.iqstream.server.stream;
+package io.iqstream.server.run;
 
 import io.netty.buffer.ByteBuf;
 
 /**
- * Messages gathered for one answer: each buffer as the stream holds it (the answer takes duplicates) and the byte
- * position after it. Reused by a live read from one wake-up to the next, so a live reader allocates no list per
- * delivery.
+ * Messages gathered from a {@link ByteLog} for one answer: each buffer as the log holds it (the answer takes
+ * duplicates) and the byte position after it. Reused by a live read from one wake-up to the next, so a live
+ * reader allocates no list per delivery.
  *
  * <p>Not thread-safe: one reader's, on its stream's worker.
  */
-final class MessageBatch {
+public final class MessageBatch {
     private ByteBuf[] data = new ByteBuf[8];
     private long[] ends = new long[8];
     private int size;
@@ -26,34 +26,34 @@ final class MessageBatch {
         bytes += message.readableBytes();
     }
 
-    int size() {
+    public int size() {
         return size;
     }
 
-    boolean isEmpty() {
+    public boolean isEmpty() {
         return size == 0;
     }
 
-    ByteBuf data(int i) {
+    public ByteBuf data(int i) {
         return data[i];
     }
 
-    long end(int i) {
+    public long end(int i) {
         return ends[i];
     }
 
     /** The position after the last message gathered (call only when not empty). */
-    long lastEnd() {
+    public long lastEnd() {
         return ends[size - 1];
     }
 
     /** Bytes of the messages gathered. */
-    long bytes() {
+    public long bytes() {
         return bytes;
     }
 
     /** Empties the batch (the buffers stay the stream's). */
-    void clear() {
+    public void clear() {
         java.util.Arrays.fill(data, 0, size, null);
         size = 0;
         bytes = 0;

@@ -1,0 +1,316 @@
+package io.iqstream.server.run;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The append-only log of one byte stream (a Durable Streams stream): its messages' raw bytes, contiguous in pooled
+ * direct segments, and its message boundaries as one {@code long} per message (the byte position after it: the
+ * offset a reader resumes from). A fork is a log whose first own position is its fork point and which reads its
+ * parent's segments below it: shared, not copied.
+ *
+ * <p>The other log shape beside {@link RunLog}: a run log stores each AG-UI event as its SSE frame, encoded once at
+ * write ({@code id: N}, the event's number, is part of the bytes), and packs and seals its segments; a byte log
+ * stores what was appended, byte-exact, and its reader frames it (a catch-up body, SSE data events, base64) because
+ * one message is read in several framings and the offset is a byte position, not an event number. Its segments are
+ * never packed or rewritten: a fork reads its parent's bytes in place, from its own worker.
+ *
+ * <p>Written only on its owner worker. Read there and, below a fork point, from a fork's worker. A full table or a
+ * refusal is not this log's concern: the caller takes {@link #chargeFor} from the memory budget before
+ * {@link #append}.
+ *
+ * <h2>Implementation notes</h2>
+ * <ul>
+ *   <li>A message never straddles two segments: one that does not fit in the last segment's room starts a new one,
+ *       of {@link #MIN_SEGMENT_BYTES} up to {@link #MAX_SEGMENT_BYTES} (doubling with what the log holds), or of the
+ *       message's own size when larger. A segment is cut at the size asked (its maximum capacity), and charged at
+ *       that size, as a run log's live segments are; the pool may round it up to its size class.</li>
+ *   <li>Bytes once written never change, and everything a reader needs is published through volatile fields (the
+ *       table before the counts), so a read on another thread sees whole messages only. Reads hand out slices of
+ *       the segments (never copies); a slice that outlives the call is retained by its taker.</li>
+ *   <li>{@link #heldBytes()} is what the log holds: its segments, {@link RunLog#SEGMENT_OVERHEAD_BYTES} per
+ *       segment (its buffer object and array slots, the bound a run log's segments are charged) and
+ *       {@link #INDEX_BYTES_PER_MESSAGE} per boundary. {@link #chargeFor} of a message is exactly what its
+ *       {@link #append} adds to it.</li>
+ *   <li>Forks hold their parent's segments: {@link #holdForFork} counts them (any thread), and a log is freed only
+ *       once {@link #retireIfUnheld} finds none; after that no fork can be made of it.</li>
+ * </ul>
+ */
+public final class ByteLog {
+    /** The first segment's size: a stream of a few small messages holds one small segment. */
+    public static final int MIN_SEGMENT_BYTES = 512;
+    /** The largest segment made for messages smaller than it. */
+    public static final int MAX_SEGMENT_BYTES = 16 * 1024;
+    /** What one message's boundary costs in the index (its {@code long}, with the index's growth slack). */
+    public static final long INDEX_BYTES_PER_MESSAGE = 16;
+
+    /** Message ends and segments, with where each segment starts; replaced whole when either grows. */
+    private static final class Table {
+        final long[] ends;
+        final ByteBuf[] segments;
+        final long[] segmentStarts;
+
+        Table(long[] ends, ByteBuf[] segments, long[] segmentStarts) {
+            this.ends = ends;
+            this.segments = segments;
+            this.segmentStarts = segmentStarts;
+        }
+    }
+
+    private final ByteBufAllocator allocator;
+    /** The log this one is a fork of, or null. */
+    private final ByteLog parent;
+    /** The position of the first own byte: the fork point, else 0. */
+    private final long base;
+    private volatile Table table = new Table(new long[8], new ByteBuf[2], new long[2]);
+    private volatile int segmentCount;
+    private volatile int count;
+    private volatile long tail;
+    /** Bytes of the segments allocated (the owner worker's). */
+    private long segmentBytes;
+    private boolean released;
+    /** Forks holding this log's segments; -1 once retired (no fork can be made of it then). */
+    private final AtomicInteger forks = new AtomicInteger();
+
+    /** An empty log of its own, starting at position 0. */
+    public ByteLog(ByteBufAllocator allocator) {
+        this(allocator, null, 0);
+    }
+
+    /**
+     * A fork of {@code parent} at {@code forkPosition} (a boundary of the parent at most its tail): it reads the
+     * parent's messages up to there and then its own. The caller holds the parent ({@link #holdForFork}) for as
+     * long as the fork lives, and {@link #releaseFork releases} it when the fork is freed.
+     */
+    public ByteLog(ByteBufAllocator allocator, ByteLog parent, long forkPosition) {
+        this.allocator = allocator;
+        this.parent = parent;
+        this.base = forkPosition;
+        this.tail = forkPosition;
+    }
+
+    /** The position after the last message (a fork's counts from its parent's start). */
+    public long tail() {
+        return tail;
+    }
+
+    /** Where this log's own messages start: its fork point, or 0. */
+    public long forkPosition() {
+        return base;
+    }
+
+    /** Own messages held (not counting a parent's). */
+    public int ownCount() {
+        return count;
+    }
+
+    /** Own message bytes held (not counting a parent's). */
+    public long ownBytes() {
+        return tail - base;
+    }
+
+    /** Everything this log holds for the memory budget: segments, their fixed overhead and the boundaries. */
+    public long heldBytes() {
+        return segmentBytes + segmentCount * RunLog.SEGMENT_OVERHEAD_BYTES + count * INDEX_BYTES_PER_MESSAGE;
+    }
+
+    /**
+     * What storing a message of {@code length} bytes takes from the memory budget: a new segment (with its
+     * overhead) when it does not fit in the last one, plus its boundary. {@link #append} of that message raises
+     * {@link #heldBytes()} by exactly that.
+     */
+    public long chargeFor(int length) {
+        return (fitsInLast(length) ? 0 : newSegmentBytes(length) + RunLog.SEGMENT_OVERHEAD_BYTES)
+                + INDEX_BYTES_PER_MESSAGE;
+    }
+
+    private boolean fitsInLast(int length) {
+        int n = segmentCount;
+        if (length == 0) {
+            return true;
+        }
+        if (n == 0) {
+            return false;
+        }
+        return table.segments[n - 1].writableBytes() >= length;
+    }
+
+    private int newSegmentBytes(int length) {
+        long grown = Math.max(MIN_SEGMENT_BYTES, Math.min(MAX_SEGMENT_BYTES, segmentBytes));
+        return (int) Math.max(length, grown);
+    }
+
+    /** Copies {@code message}'s readable bytes in as the next message (the caller keeps its buffer); owner only. */
+    public void append(ByteBuf message) {
+        if (released) {
+            throw new IllegalStateException("log released");
+        }
+        int length = message.readableBytes();
+        Table t = table;
+        int segments = segmentCount;
+        if (!fitsInLast(length)) {
+            int size = newSegmentBytes(length);
+            if (segments == t.segments.length) {
+                t = new Table(t.ends, Arrays.copyOf(t.segments, segments * 2),
+                        Arrays.copyOf(t.segmentStarts, segments * 2));
+            }
+            t.segments[segments] = allocator.directBuffer(size, size);
+            t.segmentStarts[segments] = tail;
+            segmentBytes += size;
+            segments++;
+        }
+        int n = count;
+        if (n == t.ends.length) {
+            t = new Table(Arrays.copyOf(t.ends, n * 2), t.segments, t.segmentStarts);
+        }
+        if (length > 0) {
+            t.segments[segments - 1].writeBytes(message, message.readerIndex(), length);
+        }
+        long end = tail + length;
+        t.ends[n] = end;
+        table = t;
+        segmentCount = segments;
+        tail = end;
+        count = n + 1;
+    }
+
+    /**
+     * Gathers the messages after byte position {@code after}, a fork's parent's first, into {@code out} until it
+     * holds {@code maxBytes} (at least one message). The batch holds slices of the segments, not retained.
+     */
+    public void collect(long after, MessageBatch out, long maxBytes) {
+        collect(after, Long.MAX_VALUE, out, maxBytes);
+    }
+
+    private void collect(long after, long upTo, MessageBatch out, long maxBytes) {
+        if (parent != null && after < base) {
+            parent.collect(after, Math.min(upTo, base), out, maxBytes);
+            if (out.bytes() >= maxBytes && !out.isEmpty()) {
+                return;
+            }
+        }
+        int n = count;
+        for (int i = indexAfter(after); i < n && end(i) <= upTo; i++) {
+            if (out.bytes() >= maxBytes && !out.isEmpty()) {
+                return;
+            }
+            out.add(message(i), end(i));
+        }
+    }
+
+    /**
+     * The first message after byte position {@code after} (a fork's parent's when below the fork point), its end
+     * in {@code endOut[0]}; null when there is none. A slice of its segment, not retained.
+     */
+    public ByteBuf firstAfter(long after, long[] endOut) {
+        if (parent != null && after < base) {
+            ByteBuf b = parent.firstAfter(after, endOut);
+            if (b != null && endOut[0] <= base) {
+                return b;
+            }
+        }
+        int i = indexAfter(after);
+        if (i >= count) {
+            return null;
+        }
+        endOut[0] = end(i);
+        return message(i);
+    }
+
+    /** The index of the first own message ending after {@code after} ({@link #ownCount()} when none). */
+    private int indexAfter(long after) {
+        int n = count;
+        long[] ends = table.ends;
+        int lo = 0;
+        int hi = n;
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (ends[mid] <= after) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    /** The position after own message {@code i} (below {@link #ownCount()}). */
+    private long end(int i) {
+        return table.ends[i];
+    }
+
+    /** Own message {@code i}'s bytes: a slice of its segment (not retained; valid while the log holds them). */
+    private ByteBuf message(int i) {
+        Table t = table;
+        long start = i == 0 ? base : t.ends[i - 1];
+        int length = (int) (t.ends[i] - start);
+        if (length == 0) {
+            return Unpooled.EMPTY_BUFFER;
+        }
+        int s = segmentOf(t, segmentCount, start);
+        return t.segments[s].slice((int) (start - t.segmentStarts[s]), length);
+    }
+
+    private static int segmentOf(Table t, int segments, long position) {
+        int lo = 0;
+        int hi = segments - 1;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) >>> 1;
+            if (t.segmentStarts[mid] <= position) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return lo;
+    }
+
+    /** Holds this log's segments for a new fork of it; false once it is retired. Any thread. */
+    public boolean holdForFork() {
+        while (true) {
+            int n = forks.get();
+            if (n < 0) {
+                return false;
+            }
+            if (forks.compareAndSet(n, n + 1)) {
+                return true;
+            }
+        }
+    }
+
+    /** A fork of this log is gone; true when it was the last one holding it. Any thread. */
+    public boolean releaseFork() {
+        return forks.decrementAndGet() == 0;
+    }
+
+    /** Retires the log when no fork holds it (no fork can be made of it from then on); true when so. Any thread. */
+    public boolean retireIfUnheld() {
+        return forks.compareAndSet(0, -1);
+    }
+
+    /**
+     * Releases the segments (and retires the log); once, when the stream is freed, on the owner worker. Returns the
+     * own message bytes they held; 0 when already released.
+     */
+    public long release() {
+        forks.set(-1);
+        if (released) {
+            return 0;
+        }
+        released = true;
+        Table t = table;
+        int segments = segmentCount;
+        for (int i = 0; i < segments; i++) {
+            t.segments[i].release();
+            t.segments[i] = null;
+        }
+        long bytes = tail - base;
+        count = 0;
+        segmentCount = 0;
+        segmentBytes = 0;
+        return bytes;
+    }
+}

@@ -1,0 +1,128 @@
+package io.iqstream.server.run;
+
+import java.util.LinkedHashMap;
+
+/**
+ * The idempotent producers of one byte log: per producer id, its epoch and the last sequence number accepted, and
+ * the rules that decide a producer's append from its (id, epoch, seq) — as a {@link Verdict}, which the protocol
+ * turns into its answer. An append is {@link #check checked} first, stored, and only then {@link #accept accepted},
+ * so one refused later (over budget, too large, malformed) leaves the ledger as it was and its retry is not taken
+ * for a duplicate.
+ *
+ * <p>At most {@link #MAX_PRODUCERS} producers are remembered; a new one past that makes the ledger forget the one
+ * least recently accepted. A forgotten producer's next append with a sequence number above 0 is then a
+ * {@link Verdict#SEQUENCE_GAP} (expected 0), never a silent duplicate. The ledger also remembers which producer
+ * append closed the log, so that the retry of a closing append is answered as a success.
+ *
+ * <p>Confined to its stream's owner worker; holds no table until its first producer.
+ */
+public final class ProducerLedger {
+    /** Producers remembered per log; past it the least recently accepted is forgotten. */
+    public static final int MAX_PRODUCERS = 1024;
+
+    /** What a producer's append is, by the ledger's rules. */
+    public enum Verdict {
+        /** The producer's next append (seq 0 of a new producer or a new epoch, or the last seq + 1): store it. */
+        APPEND,
+        /** This epoch's seq was accepted already ({@link #lastSeq} is the last one): nothing to store. */
+        DUPLICATE,
+        /** A seq skipped: {@link #expectedSeq} is the one due. */
+        SEQUENCE_GAP,
+        /** An epoch below the producer's current one ({@link #epoch}): a fenced-off writer. */
+        STALE_EPOCH,
+        /** A known producer's new epoch whose first seq is not 0. */
+        NEW_EPOCH_NOT_AT_ZERO
+    }
+
+    /** One producer's last accepted (epoch, seq). */
+    private static final class Producer {
+        long epoch;
+        long lastSeq;
+    }
+
+    /** In order of last acceptance, least recent first. */
+    private LinkedHashMap<String, Producer> producers;
+    /** The producer append (id, epoch, seq) that closed the log, or null. */
+    private String closedById;
+    private long closedByEpoch;
+    private long closedBySeq;
+
+    /** What an append of producer {@code id} at ({@code epoch}, {@code seq}) is; changes nothing. */
+    public Verdict check(String id, long epoch, long seq) {
+        Producer p = find(id);
+        if (p != null && epoch < p.epoch) {
+            return Verdict.STALE_EPOCH;
+        }
+        boolean fresh = p == null || epoch > p.epoch;
+        if (fresh) {
+            if (seq == 0) {
+                return Verdict.APPEND;
+            }
+            return p == null ? Verdict.SEQUENCE_GAP : Verdict.NEW_EPOCH_NOT_AT_ZERO;
+        }
+        if (seq <= p.lastSeq) {
+            return Verdict.DUPLICATE;
+        }
+        return seq == p.lastSeq + 1 ? Verdict.APPEND : Verdict.SEQUENCE_GAP;
+    }
+
+    /**
+     * Records that the append {@code id} ({@code epoch}, {@code seq}) was stored (after {@link #check} said
+     * {@link Verdict#APPEND}): the producer becomes the most recently active, and a new one past
+     * {@link #MAX_PRODUCERS} makes the least recently active forgotten.
+     */
+    public void accept(String id, long epoch, long seq) {
+        if (producers == null) {
+            producers = new LinkedHashMap<>(4);
+        }
+        Producer p = producers.get(id);
+        if (p == null) {
+            if (producers.size() >= MAX_PRODUCERS) {
+                producers.pollFirstEntry();
+            }
+            p = new Producer();
+        }
+        p.epoch = epoch;
+        p.lastSeq = seq;
+        producers.putLast(id, p);
+    }
+
+    /** The producer's current epoch, or -1 when it is not remembered. */
+    public long epoch(String id) {
+        Producer p = find(id);
+        return p == null ? -1 : p.epoch;
+    }
+
+    /** The producer's last accepted seq in its current epoch, or -1 when it is not remembered. */
+    public long lastSeq(String id) {
+        Producer p = find(id);
+        return p == null ? -1 : p.lastSeq;
+    }
+
+    /** The seq due next from the producer in its current epoch: 0 when it is not remembered. */
+    public long expectedSeq(String id) {
+        Producer p = find(id);
+        return p == null ? 0 : p.lastSeq + 1;
+    }
+
+    /** Producers remembered. */
+    public int size() {
+        return producers == null ? 0 : producers.size();
+    }
+
+    /** Records that the producer append {@code id} ({@code epoch}, {@code seq}) closed the log. */
+    public void recordClosingAppend(String id, long epoch, long seq) {
+        closedById = id;
+        closedByEpoch = epoch;
+        closedBySeq = seq;
+    }
+
+    /** Whether {@code id} ({@code epoch}, {@code seq}) is the producer append that closed the log (its retry). */
+    public boolean isClosingAppend(String id, long epoch, long seq) {
+        return id.equals(closedById) && epoch == closedByEpoch && seq == closedBySeq;
+    }
+
+    private Producer find(String id) {
+        return producers == null ? null : producers.get(id);
+    }
+}
