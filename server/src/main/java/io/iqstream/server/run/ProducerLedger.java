@@ -19,6 +19,11 @@ import java.util.LinkedHashMap;
 public final class ProducerLedger {
     /** Producers remembered per log; past it the least recently accepted is forgotten. */
     public static final int MAX_PRODUCERS = 1024;
+    /**
+     * Heap a remembered producer takes besides its id's characters: its map entry, its (epoch, seq) object and the
+     * id string's own object and array headers.
+     */
+    public static final long PRODUCER_OVERHEAD_BYTES = 128;
 
     /** What a producer's append is, by the ledger's rules. */
     public enum Verdict {
@@ -46,6 +51,7 @@ public final class ProducerLedger {
     private String closedById;
     private long closedByEpoch;
     private long closedBySeq;
+    private long heldBytes;
 
     /** What an append of producer {@code id} at ({@code epoch}, {@code seq}) is; changes nothing. */
     public Verdict check(String id, long epoch, long seq) {
@@ -69,22 +75,45 @@ public final class ProducerLedger {
     /**
      * Records that the append {@code id} ({@code epoch}, {@code seq}) was stored (after {@link #check} said
      * {@link Verdict#APPEND}): the producer becomes the most recently active, and a new one past
-     * {@link #MAX_PRODUCERS} makes the least recently active forgotten.
+     * {@link #MAX_PRODUCERS} makes the least recently active forgotten. Returns the change in {@link #heldBytes}.
      */
-    public void accept(String id, long epoch, long seq) {
+    public long accept(String id, long epoch, long seq) {
         if (producers == null) {
             producers = new LinkedHashMap<>(4);
         }
+        long change = 0;
         Producer p = producers.get(id);
         if (p == null) {
             if (producers.size() >= MAX_PRODUCERS) {
-                producers.pollFirstEntry();
+                change -= bytesFor(producers.pollFirstEntry().getKey());
             }
             p = new Producer();
+            change += bytesFor(id);
         }
         p.epoch = epoch;
         p.lastSeq = seq;
         producers.putLast(id, p);
+        heldBytes += change;
+        return change;
+    }
+
+    /**
+     * What remembering a new producer {@code id} costs (its characters, two bytes each at most, and {@link
+     * #PRODUCER_OVERHEAD_BYTES}): the caller charges it to the memory budget before {@link #accept}ing one, since
+     * a stranger picks the ids and their length (up to the request head's limit, 8 KiB each).
+     */
+    public static long bytesFor(String id) {
+        return 2L * id.length() + PRODUCER_OVERHEAD_BYTES;
+    }
+
+    /** Whether {@code id} is remembered (so accepting its append adds no producer). */
+    public boolean knows(String id) {
+        return find(id) != null;
+    }
+
+    /** What the remembered producers cost ({@link #bytesFor} each). */
+    public long heldBytes() {
+        return heldBytes;
     }
 
     /** The producer's current epoch, or -1 when it is not remembered. */

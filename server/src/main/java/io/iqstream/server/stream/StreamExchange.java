@@ -388,15 +388,23 @@ public final class StreamExchange {
             refuse(HttpResponseStatus.CONFLICT, "Stream-Seq " + streamSeq + " is not after " + s.lastSeq);
             return;
         }
+        // a new producer is charged before its first append is stored: a stranger picks its id and the id's length
+        long producerBytes = producer && !s.producers.knows(producerId) ? ProducerLedger.bytesFor(producerId) : 0;
+        if (producerBytes > 0 && !streams.charge(s, producerBytes)) {
+            overBudget();
+            return;
+        }
         ByteBuf message = null;
         if (body.isReadable()) {
             message = message(s.json, body, false);
             if (message == null) {
+                streams.uncharge(s, producerBytes);
                 return;
             }
             int bytes = message.readableBytes();
             if (s.log.ownBytes() + bytes > streams.maxStreamBytes()) {
                 message.release();
+                streams.uncharge(s, producerBytes);
                 refuse(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "a stream holds at most "
                         + streams.maxStreamBytes() + " bytes (--max-run-bytes)");
                 return;
@@ -404,6 +412,7 @@ public final class StreamExchange {
             boolean stored = store(s, message);
             message.release();
             if (!stored) {
+                streams.uncharge(s, producerBytes);
                 overBudget();
                 return;
             }
@@ -412,7 +421,11 @@ public final class StreamExchange {
             settings.metrics().durableBytesHeld.add(bytes);
         }
         if (producer) {
-            s.producers.accept(producerId, epoch, seq);
+            // the one forgotten past MAX_PRODUCERS gives its bytes back (the new one's were charged above)
+            long change = s.producers.accept(producerId, epoch, seq);
+            if (change < producerBytes) {
+                streams.uncharge(s, producerBytes - change);
+            }
         }
         if (streamSeq != null) {
             s.lastSeq = streamSeq;

@@ -110,4 +110,44 @@ class DurableStreamBudgetTest {
             assertEquals(200, send("GET", url + "?offset=" + tail + "&live=long-poll", null).statusCode());
         }
     }
+
+    /**
+     * A stranger picks producer ids and their length: each new producer is charged to the budget, so a stream fed
+     * a thousand producers with ids of several KiB is refused (503) once the budget is full, not left holding
+     * megabytes of ids the budget never saw.
+     */
+    @Test
+    void producersAreChargedSoLongIdsAreRefusedPastTheBudget() throws Exception {
+        long budget = 1 << 20;
+        try (TestServer server = TestServer.start("--memory-budget", Long.toString(budget),
+                "--durable-streams-open", "true")) {
+            String url = server.base() + "/v1/stream/budget/producers";
+            assertEquals(201, send("PUT", url, null, TEXT, "text/plain").statusCode());
+            String pad = "p".repeat(6 * 1024);
+            int accepted = 0;
+            HttpResponse<String> r = null;
+            for (int i = 0; i < ProducerLedgerLimit.MAX; i++) {
+                r = send("POST", url, "x", TEXT, "text/plain", "Producer-Id", pad + i, "Producer-Epoch", "0",
+                        "Producer-Seq", "0");
+                if (r.statusCode() != 200) {
+                    break;
+                }
+                accepted++;
+            }
+            assertEquals(503, r.statusCode(), "a producer past the budget is refused: " + r.body());
+            long charged = (long) accepted * (2L * (pad.length() + 4) + 128);
+            assertTrue(charged <= budget + budget / 4, accepted + " producers of 6 KiB ids held within the budget");
+            assertTrue(accepted > 20, "the budget took the producers it has room for: " + accepted);
+            // the stream's DELETE gives the producers' bytes back: a new stream takes them again
+            assertEquals(204, send("DELETE", url, null).statusCode());
+            assertEquals(201, send("PUT", url + "2", null, TEXT, "text/plain").statusCode());
+            assertEquals(200, send("POST", url + "2", "x", TEXT, "text/plain", "Producer-Id", pad, "Producer-Epoch",
+                    "0", "Producer-Seq", "0").statusCode());
+        }
+    }
+
+    /** The ledger's bound, named here so the test's loop cannot run past it. */
+    private static final class ProducerLedgerLimit {
+        static final int MAX = io.iqstream.server.run.ProducerLedger.MAX_PRODUCERS;
+    }
 }
