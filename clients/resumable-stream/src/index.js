@@ -358,25 +358,34 @@ export function createResumableStreamContext(options = {}) {
           if (body.status === 204) { controller.close(); return; }
           if (!body.ok) { controller.error(await httpError(body, `GET ${target}${query}`)); return; }
           let sawDone = false;
+          // the frames of one network read go on as one string (a replay's backlog is one write for the app, as
+          // resumable-stream's one pub/sub message), each frame's text exactly as the producer wrote it
+          let text = "";
           const parser = createParser({
             onEvent(event) {
               if (event.id) lastId = Number(event.id);
-              let text = `data: ${event.data}\n\n`;
               if (event.data === "[DONE]") sawDone = true;
+              let frame = `data: ${event.data}\n\n`;
               if (toSkip > 0) {
-                const cut = Math.min(toSkip, text.length);
+                const cut = Math.min(toSkip, frame.length);
                 toSkip -= cut;
-                text = text.slice(cut);
-                if (!text) return;
+                frame = frame.slice(cut);
               }
-              controller.enqueue(text);
+              text += frame;
             },
           });
           try {
             const decoder = new TextDecoder();
-            for await (const bytes of body.body) parser.feed(decoder.decode(bytes, { stream: true }));
+            for await (const bytes of body.body) {
+              parser.feed(decoder.decode(bytes, { stream: true }));
+              if (text) {
+                controller.enqueue(text);
+                text = "";
+              }
+            }
           } catch (e) {
             if (abort.signal.aborted) return;
+            if (text) controller.enqueue(text); // parsed, so counted in lastId: the retry starts after them
             if (++attempt > READ_RETRIES) { controller.error(e); return; }
             await sleep(100 * attempt);
             continue;
