@@ -19,9 +19,12 @@ import java.util.SplittableRandom;
  * replayed event, the run ends, one more reader reads the ended run whole, and the run's status is asked and a
  * read of it {@code ?ifRunning=true} refused (409). Every other run is an AI SDK run, as
  * {@code @iqstream/resumable-stream} makes them (SSE frames with {@code x-vercel-ai-ui-message-stream: v1} and a
- * publisher lease, ended by {@code [DONE]}; its resumes {@code ?ifRunning=true}), the others AG-UI NDJSON: without
- * them an AI SDK app's first minutes ran that path in the interpreter and C2 compiled it under its load (about
- * half of IQ-Stream's CPU in the first 40 s of bench/aisdk at K = 20, issue 35). Every answer is checked (status,
+ * publisher lease, ended by {@code [DONE]}; its resumes {@code ?ifRunning=true}), the others AG-UI NDJSON, so that
+ * an AI SDK app's first requests find their path compiled too. (It does not end the JIT's work: C2 still compiles
+ * and recompiles under an app's first minute of traffic, whose shapes differ from these: about 200 compilations,
+ * 80 of them C2, between 20 and 52 s after start in bench/aisdk at K = 20, with and without the AI SDK runs here,
+ * issue 35.)
+ * Every answer is checked (status,
  * the first replayed id, the end of each stream): a wrong one stops the warm-up with a {@link WarmupFailure}.
  */
 final class WarmupTraffic {
