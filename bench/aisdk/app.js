@@ -10,8 +10,10 @@ import { createUIMessageStream, createUIMessageStreamResponse, UI_MESSAGE_STREAM
 import { runChunks } from "./workload.js";
 
 const ROW = process.env.ROW ?? "iqstream";
+// iqstream-base: another copy of the package (BASE_PACKAGE, its src/index.js), to compare two builds in one run
 const { createResumableStreamContext } = ROW === "redis" ? await import("resumable-stream")
-  : ROW === "iqstream" ? await import("../../clients/resumable-stream/src/index.js") : {};
+  : ROW === "iqstream" ? await import("../../clients/resumable-stream/src/index.js")
+    : ROW === "iqstream-base" ? await import(process.env.BASE_PACKAGE) : {};
 const context = createResumableStreamContext?.({ waitUntil: null });
 const GAP_MS = Number(process.env.GAP_MS ?? 20);
 const PAUSE_MS = Number(process.env.PAUSE_MS ?? 1500);
@@ -78,4 +80,6 @@ const server = http.createServer(async (req, res) => {
   }
 });
 server.keepAliveTimeout = 60_000;
+// a clean exit on SIGTERM, so that a --cpu-prof profile (bench.js PROFILE_DIR) is written
+process.on("SIGTERM", () => process.exit(0));
 server.listen(0, "127.0.0.1", () => console.log(`listening ${server.address().port}`));

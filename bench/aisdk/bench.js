@@ -3,11 +3,17 @@
 // drops mid-answer, waits 1 s and resumes on instance B (the docs' GET route, a replay from the first chunk, as
 // useChat does after a reload). Rows, one after another in one run:
 //   iqstream  the copy for resumability through @iqstream/resumable-stream into IQ-Stream
+//   iqstream-base  the same with another build: the package at BASE_PACKAGE (its src/index.js), the server jar
+//             BASE_JAR (default IQSTREAM_JAR), e.g. main's, to compare before and after in one run
 //   redis     the copy through the original resumable-stream into Debian's redis-server
 //   none      no resumability: the app streams straight to the browser (no resume possible)
 // Per row: events delivered, CPU per event of the whole path (apps A and B plus IQ-Stream or Redis, from /proc),
 // resume time (reconnect request to first chunk), lost chunks on resume, Redis commands per token.
-//   K (20), WINDOW_S (30), WARMUP_S (10), ROWS (iqstream,redis,none), IQSTREAM_JAR, IQSTREAM_JAVA, REDIS_SERVER
+//   K (20), WINDOW_S (30), WARMUP_S (10), ROWS (iqstream,redis,none), REPEAT (1: passes over the rows, one after
+//   another), IQSTREAM_JAR, IQSTREAM_JAVA, REDIS_SERVER, BASE_PACKAGE, BASE_JAR.
+//   PROFILE_DIR: profiles each row's window there: the apps with node --cpu-prof (app-<row>-<pass>-*.cpuprofile),
+//   IQ-Stream with perf record -F 999 -g (perf-<row>-<pass>.data, the JIT's symbols in /tmp/perf-<pid>.map from
+//   jcmd Compiler.perfmap; the server runs with -XX:+PreserveFramePointer). Profiled figures are not the bench's.
 import { spawn } from "node:child_process";
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -21,7 +27,10 @@ const K = Number(process.env.K ?? 20);
 const WINDOW_S = Number(process.env.WINDOW_S ?? 30);
 const WARMUP_S = Number(process.env.WARMUP_S ?? 10);
 const ROWS = (process.env.ROWS ?? "iqstream,redis,none").split(",");
+const REPEAT = Number(process.env.REPEAT ?? 1);
+const PROFILE_DIR = process.env.PROFILE_DIR;
 const JAR = process.env.IQSTREAM_JAR ?? path.join(here, "../../server/target/iqstream-server.jar");
+const BASE_JAR = process.env.BASE_JAR ?? JAR;
 const JAVA = process.env.IQSTREAM_JAVA ?? "java";
 const REDIS = process.env.REDIS_SERVER ?? "/usr/bin/redis-server";
 const TICK = 100; // USER_HZ on Linux
@@ -48,7 +57,8 @@ function startProcess(cmd, args, env, ready) {
         child.stderr.removeAllListeners("data");
         child.stdout.on("data", () => {});
         child.stderr.on("data", (d) => process.stderr.write(d));
-        resolve({ child, match: m, pid: child.pid, stop: () => new Promise((r) => { child.once("exit", r); child.kill("SIGKILL"); }) });
+        resolve({ child, match: m, pid: child.pid,
+          stop: (signal = "SIGKILL") => new Promise((r) => { child.once("exit", r); child.kill(signal); }) });
       }
     };
     child.stdout.on("data", on);
@@ -98,15 +108,18 @@ async function readSse(res, onData, signal) {
   }
 }
 
-async function runRow(row) {
+async function runRow(row, pass) {
   const procs = [];
   let env = { ROW: row };
   let redisPort;
-  if (row === "iqstream") {
+  let iqPid;
+  if (row === "iqstream" || row === "iqstream-base") {
     const secret = randomBytes(32).toString("hex");
-    const iq = await startProcess(JAVA, ["-jar", JAR, "serve", "--host", "127.0.0.1", "--port", "0",
+    const iq = await startProcess(JAVA, [...(PROFILE_DIR ? ["-XX:+PreserveFramePointer"] : []), "-jar",
+      row === "iqstream-base" ? BASE_JAR : JAR, "serve", "--host", "127.0.0.1", "--port", "0",
       "--jwt-secret", secret], {}, /listening on http:\/\/[^:\s]+:(\d+)/);
     procs.push(iq);
+    iqPid = iq.pid;
     env = { ...env, IQSTREAM_URL: `http://127.0.0.1:${iq.match[1]}`,
       IQSTREAM_TOKEN: jwt(secret, { iqstream: { publish: ["resumable-stream:*"], subscribe: ["resumable-stream:*"] } }) };
   } else if (row === "redis") {
@@ -115,8 +128,10 @@ async function runRow(row) {
       "--appendonly", "no"], {}, /Ready to accept connections/));
     env = { ...env, REDIS_URL: `redis://127.0.0.1:${redisPort}` };
   }
-  const a = await startProcess(process.execPath, [path.join(here, "app.js")], env, /listening (\d+)/);
-  const b = await startProcess(process.execPath, [path.join(here, "app.js")], env, /listening (\d+)/);
+  const node = (name) => [...(PROFILE_DIR ? ["--cpu-prof", "--cpu-prof-dir", PROFILE_DIR,
+    "--cpu-prof-name", `app-${row}-${pass}-${name}.cpuprofile`] : []), path.join(here, "app.js")];
+  const a = await startProcess(process.execPath, node("A"), env, /listening (\d+)/);
+  const b = await startProcess(process.execPath, node("B"), env, /listening (\d+)/);
   procs.push(a, b);
   const A = `http://127.0.0.1:${a.match[1]}`;
   const B = `http://127.0.0.1:${b.match[1]}`;
@@ -186,6 +201,8 @@ async function runRow(row) {
   const redis0 = redisPort ? await redisCommands(redisPort) : 0;
   measuring = true;
   const t0 = performance.now();
+  const perf = PROFILE_DIR && iqPid ? spawn("perf", ["record", "-F", "999", "-g", "-p", String(iqPid), "-o",
+    path.join(PROFILE_DIR, `perf-${row}-${pass}.data`), "--", "sleep", String(WINDOW_S)], { stdio: "ignore" }) : null;
   await sleep(WINDOW_S * 1000);
   const seconds = (performance.now() - t0) / 1000;
   const cpuEach = pids.map((pid, i) => cpuSeconds(pid) - cpu0[i]);
@@ -195,11 +212,18 @@ async function runRow(row) {
   measuring = false;
   stopping = true;
   await Promise.race([Promise.all(loops), sleep(20_000)]);
-  await Promise.all(procs.map((p) => p.stop()));
+  if (perf) {
+    if (perf.exitCode === null) await new Promise((r) => perf.once("exit", r));
+    await new Promise((r) => spawn("jcmd", [String(iqPid), "Compiler.perfmap"], { stdio: "ignore" }).once("exit", r));
+  }
+  // the apps exit on SIGTERM when profiled, so that node writes their profiles
+  // the apps first (they hold connections to the store), then IQ-Stream or Redis
+  await Promise.all([a, b].map((p) => p.stop(PROFILE_DIR ? "SIGTERM" : "SIGKILL")));
+  await Promise.all(procs.filter((p) => p !== a && p !== b).map((p) => p.stop()));
   const sorted = stats.resumes.sort((x, y) => x - y);
   const pct = (p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))].toFixed(1) : "-");
   return {
-    row, k: K, seconds: seconds.toFixed(1), eventsPerS: (delivered / seconds).toFixed(0),
+    row, pass, k: K, seconds: seconds.toFixed(1), eventsPerS: (delivered / seconds).toFixed(0),
     // of the runs that started and ended inside the window: chunks the browser got / chunks the run has
     deliveredPct: stats.runsExpected ? ((100 * stats.runsSeen) / stats.runsExpected).toFixed(1) : "-",
     runs: stats.runsDone,
@@ -213,13 +237,15 @@ async function runRow(row) {
 }
 
 const results = [];
-for (const row of ROWS) {
-  console.error(`# row ${row}: K=${K}, warm-up ${WARMUP_S} s, window ${WINDOW_S} s`);
-  results.push(await runRow(row));
-  console.error(JSON.stringify(results.at(-1)));
+for (let pass = 1; pass <= REPEAT; pass++) {
+  for (const row of ROWS) {
+    console.error(`# row ${row}, pass ${pass} of ${REPEAT}: K=${K}, warm-up ${WARMUP_S} s, window ${WINDOW_S} s`);
+    results.push(await runRow(row, pass));
+    console.error(JSON.stringify(results.at(-1)));
+  }
 }
-console.log("| row | K | runs | delivered | events/s delivered | CPU µs per event (apps + IQ-Stream/Redis) | of which: [IQ-Stream/Redis +] A + B | CPU cores | resume p50 / p99 ms | resumes | lost | Redis commands per token | errors |");
-console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+console.log("| row | pass | K | runs | delivered | events/s delivered | CPU µs per event (apps + IQ-Stream/Redis) | of which: [IQ-Stream/Redis +] A + B | CPU cores | resume p50 / p99 ms | resumes | lost | Redis commands per token | errors |");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of results) {
-  console.log(`| ${r.row} | ${r.k} | ${r.runs} | ${r.deliveredPct}% | ${r.eventsPerS} | ${r.cpuUsPerEvent} | ${r.cpuUsPerEventEach} | ${r.cpuCores} | ${r.resumeP50Ms} / ${r.resumeP99Ms} | ${r.resumes} | ${r.lost} | ${r.redisCommandsPerToken} | ${r.errors} |`);
+  console.log(`| ${r.row} | ${r.pass} | ${r.k} | ${r.runs} | ${r.deliveredPct}% | ${r.eventsPerS} | ${r.cpuUsPerEvent} | ${r.cpuUsPerEventEach} | ${r.cpuCores} | ${r.resumeP50Ms} / ${r.resumeP99Ms} | ${r.resumes} | ${r.lost} | ${r.redisCommandsPerToken} | ${r.errors} |`);
 }

@@ -36,6 +36,14 @@ export interface CreateResumableStreamContextOptions {
    * protocol"). Past the bound a break ends the publish (reported to `onError`).
    */
   restoreBufferBytes?: number;
+  /**
+   * How long the producer gathers the frames `makeStream` yields before it writes them to IQ-Stream as one chunk
+   * of its request: the first frame after a pause goes at once, the next ones at most every `batchMs`. So a token
+   * stream costs the app one write, and IQ-Stream one read, per batch instead of per token; a reader that resumed
+   * (the producer's own response is not delayed) gets the tokens up to `batchMs` later, a batch at a time.
+   * Milliseconds, default 50; 0 writes what each read of `makeStream` yields at once.
+   */
+  batchMs?: number;
   /** Attempts in a row, 200 ms doubling to 2 s apart, to continue a broken publish before it is given up. Default 8. */
   maxRetries?: number;
   /** Called with errors of the background publish (refused, or broken and not continued); default console.error. */
@@ -74,7 +82,8 @@ export interface ResumableStreamContext {
     skipCharacters?: number,
   ) => Promise<ReadableStream<string> | null | undefined>;
   /**
-   * Creates a new resumable stream: what `makeStream` yields is published to IQ-Stream as it comes.
+   * Creates a new resumable stream: what `makeStream` yields is published to IQ-Stream as it comes (in batches of
+   * `batchMs`).
    *
    * @param streamId - The ID of the stream. Must be unique for each stream.
    * @param makeStream - A function that returns a stream of strings (the AI SDK's SSE text).

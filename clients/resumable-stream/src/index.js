@@ -3,7 +3,7 @@
 // the AI SDK's UI message stream protocol (docs/API.md, "AI SDK runs"): the producing instance POSTs the SSE text
 // the AI SDK writes; any instance resumes it by reading the run back, so nothing lives in the producer's memory
 // and no instance has to answer another's request.
-import { EventSourceParserStream } from "eventsource-parser/stream";
+import { createParser } from "eventsource-parser";
 
 const RUN_ID = /^[A-Za-z0-9._~:-]{1,128}$/;
 /**
@@ -44,6 +44,10 @@ export function createResumableStreamContext(options = {}) {
   if (!Number.isInteger(restoreBufferBytes) || restoreBufferBytes < 0) {
     throw new TypeError("@iqstream/resumable-stream: restoreBufferBytes must be an integer >= 0 "
       + `(got ${restoreBufferBytes})`);
+  }
+  const batchMs = options.batchMs ?? 50;
+  if (!Number.isInteger(batchMs) || batchMs < 0) {
+    throw new TypeError(`@iqstream/resumable-stream: batchMs must be an integer >= 0 (got ${batchMs})`);
   }
   const maxRetries = options.maxRetries ?? 8;
   if (!Number.isInteger(maxRetries) || maxRetries < 0) {
@@ -93,11 +97,47 @@ export function createResumableStreamContext(options = {}) {
     let sourceEnded = false;
     let failed = false; // the producer's stream errored: never continued
     let body = null; // the open request's body, or null between requests
+    // The frames taken since the last write to the open request: written together, one HTTP chunk (one write for
+    // the app, one read for IQ-Stream) at most every batchMs, the first of a pause at once (batchMs, docs/AI-SDK.md)
+    let unsent = [];
+    let unsentBytes = 0;
+    let lastWriteMs = -Infinity;
+    let writeTimer = null;
+
+    /** Writes the frames taken since the last write as one chunk of the open request's body. */
+    function writeUnsent() {
+      if (writeTimer !== null) { clearTimeout(writeTimer); writeTimer = null; }
+      if (unsent.length === 0) return;
+      let chunk = unsent[0];
+      if (unsent.length > 1) {
+        chunk = new Uint8Array(unsentBytes);
+        let at = 0;
+        for (const part of unsent) { chunk.set(part, at); at += part.length; }
+      }
+      unsent = [];
+      unsentBytes = 0;
+      lastWriteMs = performance.now();
+      try { body?.enqueue(chunk); } catch { /* the POST ended early (refused, stopped or broken) */ }
+    }
+
+    /** Takes a frame for the open request: written now after a pause, else with the next batch. */
+    function take(bytes, end) {
+      unsent.push(bytes);
+      unsentBytes += bytes.length;
+      if (end || batchMs === 0) { writeUnsent(); return; }
+      if (writeTimer !== null) return;
+      const waitMs = lastWriteMs + batchMs - performance.now();
+      if (waitMs <= 0) writeUnsent();
+      else writeTimer = setTimeout(writeUnsent, waitMs);
+    }
 
     /** One POST: the frames from `from` on (all of them for a restore), then what the producer writes next. */
     async function attempt(lastEventId, restoreTo, from) {
       let controller;
       const bodyStream = new ReadableStream({ start(c) { controller = c; } });
+      // what this request resends covers the frames not yet written to the last one
+      unsent = [];
+      unsentBytes = 0;
       if (sent !== null) {
         for (let i = restoreTo > 0 ? 0 : from; i < sent.length; i++) controller.enqueue(sent[i]);
       }
@@ -217,8 +257,9 @@ export function createResumableStreamContext(options = {}) {
           try { local.enqueue(value); } catch { /* the producer's own reader left: the stream goes on */ }
           for (const frame of frames) {
             const bytes = encoder.encode(frame);
+            let end = false;
             if (frame.startsWith("data: ")) {
-              if (frame === "data: [DONE]\n\n") sawDone = true;
+              if (frame === "data: [DONE]\n\n") sawDone = end = true;
               else {
                 sentCount++;
                 if (sent !== null) {
@@ -228,14 +269,16 @@ export function createResumableStreamContext(options = {}) {
                 }
               }
             }
-            try { body?.enqueue(bytes); } catch { /* the POST ended early (refused, stopped or broken) */ }
+            take(bytes, end);
           }
         }
         if (pending) splitFrames(`${pending}\n\n`, "the stream ended inside a frame");
         sourceEnded = true;
+        writeUnsent();
         closeQuietly(local);
         if (body) closeQuietly(body);
       } catch (e) {
+        if (writeTimer !== null) { clearTimeout(writeTimer); writeTimer = null; }
         if (!stopped) {
           failed = true;
           try { local.error(e); } catch { /* closed */ }
@@ -255,47 +298,94 @@ export function createResumableStreamContext(options = {}) {
     return localStream;
   }
 
-  /** Reads the run from its first event as the producer's text, skipping `skip` characters of it. */
-  function readRun(streamId, skip) {
+  /**
+   * The one request of a resume: a read of the run while it runs (`?ifRunning=true`, docs/API.md), so that "in
+   * flight", "finished" and "unknown" are told apart by its answer, with no status request first: a stream for a
+   * running run, null for a finished one (or its replay with replayFinished), undefined for one IQ-Stream does not
+   * hold (never made, or expired). `create`: what a stream IQ-Stream does not hold gets instead (resumableStream).
+   */
+  async function resume(streamId, skipCharacters, create) {
     const target = `${runUrl(streamId)}/events`;
     const abort = new AbortController();
+    const res = await fetchImpl(`${target}?ifRunning=true`, {
+      headers: { ...auth, accept: "text/event-stream" },
+      signal: abort.signal,
+    });
+    if (res.ok) return readRun(streamId, skipCharacters, res, abort);
+    if (res.status === 404 || res.status === 410) {
+      await res.body?.cancel();
+      return create ? create() : undefined;
+    }
+    if (res.status === 409) {
+      const text = await res.text();
+      if (/"error":"run_ended"/.test(text)) {
+        // finished: a tail read replays it whole (it ends at its [DONE]; a run freed meanwhile is 404 at once)
+        return replayFinished ? readRun(streamId, skipCharacters, null, abort, "?live=false") : null;
+      }
+      throw Object.assign(new Error(`GET ${target}?ifRunning=true: 409 ${text}`), { status: 409 });
+    }
+    throw await httpError(res, `GET ${target}?ifRunning=true`);
+  }
+
+  /**
+   * Reads the run from its first event as the producer's text, skipping `skip` characters of it: from `first` (the
+   * response of the resume's request) when given, and after a break with Last-Event-ID, as a browser does.
+   */
+  function readRun(streamId, skip, first, abort, query = "") {
+    const target = `${runUrl(streamId)}/events`;
     let lastId = 0;
     let toSkip = skip ?? 0;
     return new ReadableStream({
       async start(controller) {
         let attempt = 0;
+        let res = first;
         for (;;) {
-          let res;
-          try {
-            res = await fetchImpl(target, {
-              headers: { ...auth, accept: "text/event-stream", ...(lastId ? { "last-event-id": String(lastId) } : {}) },
-              signal: abort.signal,
-            });
-          } catch (e) {
-            if (abort.signal.aborted) return;
-            if (++attempt > READ_RETRIES) { controller.error(e); return; }
-            await sleep(100 * attempt);
-            continue;
+          if (res === null) {
+            try {
+              res = await fetchImpl(`${target}${query}`, {
+                headers: { ...auth, accept: "text/event-stream", ...(lastId ? { "last-event-id": String(lastId) } : {}) },
+                signal: abort.signal,
+              });
+            } catch (e) {
+              if (abort.signal.aborted) return;
+              if (++attempt > READ_RETRIES) { controller.error(e); return; }
+              await sleep(100 * attempt);
+              continue;
+            }
           }
-          if (res.status === 204) { controller.close(); return; }
-          if (!res.ok) { controller.error(await httpError(res, `GET ${target}`)); return; }
+          const body = res;
+          res = null;
+          if (body.status === 204) { controller.close(); return; }
+          if (!body.ok) { controller.error(await httpError(body, `GET ${target}${query}`)); return; }
           let sawDone = false;
-          try {
-            const events = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
-            for await (const event of events) {
+          // the frames of one network read go on as one string (a replay's backlog is one write for the app, as
+          // resumable-stream's one pub/sub message), each frame's text exactly as the producer wrote it
+          let text = "";
+          const parser = createParser({
+            onEvent(event) {
               if (event.id) lastId = Number(event.id);
-              let text = `data: ${event.data}\n\n`;
               if (event.data === "[DONE]") sawDone = true;
+              let frame = `data: ${event.data}\n\n`;
               if (toSkip > 0) {
-                const cut = Math.min(toSkip, text.length);
+                const cut = Math.min(toSkip, frame.length);
                 toSkip -= cut;
-                text = text.slice(cut);
-                if (!text) continue;
+                frame = frame.slice(cut);
               }
-              controller.enqueue(text);
+              text += frame;
+            },
+          });
+          try {
+            const decoder = new TextDecoder();
+            for await (const bytes of body.body) {
+              parser.feed(decoder.decode(bytes, { stream: true }));
+              if (text) {
+                controller.enqueue(text);
+                text = "";
+              }
             }
           } catch (e) {
             if (abort.signal.aborted) return;
+            if (text) controller.enqueue(text); // parsed, so counted in lastId: the retry starts after them
             if (++attempt > READ_RETRIES) { controller.error(e); return; }
             await sleep(100 * attempt);
             continue;
@@ -315,25 +405,14 @@ export function createResumableStreamContext(options = {}) {
     });
   }
 
-  async function resumeExistingStream(streamId, skipCharacters) {
-    const s = await status(streamId);
-    if (s === null) return undefined;
-    if (s.ended && !replayFinished) return null;
-    return readRun(streamId, skipCharacters);
-  }
-
   return {
     createNewResumableStream: async (streamId, makeStream, _skipCharacters) => {
       runUrl(streamId);
       return createNewResumableStream(streamId, makeStream);
     },
-    resumeExistingStream,
-    resumableStream: async (streamId, makeStream, skipCharacters) => {
-      const s = await status(streamId);
-      if (s === null) return createNewResumableStream(streamId, makeStream);
-      if (s.ended && !replayFinished) return null;
-      return readRun(streamId, skipCharacters);
-    },
+    resumeExistingStream: (streamId, skipCharacters) => resume(streamId, skipCharacters, null),
+    resumableStream: (streamId, makeStream, skipCharacters) => resume(streamId, skipCharacters,
+      () => createNewResumableStream(streamId, makeStream)),
     hasExistingStream: async (streamId) => {
       const s = await status(streamId);
       if (s === null) return null;
@@ -364,7 +443,7 @@ function splitFrames(text, why) {
         + `${JSON.stringify(shown)}: only single-line "data: ..." frames (what the AI SDK writes) come back byte `
         + "for byte; an event:, id: or retry: field, several data: lines or CR line ends would not");
     }
-    frames.push(`${frame}\n\n`);
+    frames.push(text.slice(start, end + 2));
     start = end + 2;
   }
   return [frames, text.slice(start)];

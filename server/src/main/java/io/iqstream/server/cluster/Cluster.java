@@ -235,7 +235,10 @@ public final class Cluster implements AutoCloseable {
         return awaitsRun(request) ? System.nanoTime() + awaitRunNanos : 0;
     }
 
-    /** A live read of a run's events ({@code GET .../events}, not {@code ?live=false}): it may wait for the run. */
+    /**
+     * A live read of a run's events ({@code GET .../events}, neither {@code ?live=false} nor {@code ?ifRunning=true}):
+     * it may wait for the run.
+     */
     private boolean awaitsRun(HttpRequest request) {
         if (awaitRunNanos <= 0 || !request.method().equals(HttpMethod.GET)) {
             return false;
@@ -243,7 +246,7 @@ public final class Cluster implements AutoCloseable {
         String uri = request.uri();
         int q = uri.indexOf('?');
         return (q < 0 ? uri : uri.substring(0, q)).endsWith("/events") && (q < 0 || !uri.substring(q).matches(
-                ".*[?&]live=false(&.*)?"));
+                ".*[?&](live=false|ifRunning=true)(&.*)?"));
     }
 
     /**

@@ -562,15 +562,20 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
         if (route.events() && method.equals(HttpMethod.POST)) {
             publish = PublishSession.open(ctx, request, server, registry, runId, keepAlive);
         } else if (route.events()) {
-            String live = RequestTarget.parse(request.uri()).parameter("live");
-            if (live != null && !live.equals("true") && !live.equals("false")) {
+            RequestTarget target = RequestTarget.parse(request.uri());
+            String live = target.parameter("live");
+            String ifRunning = target.parameter("ifRunning");
+            if (!isBoolean(live) || !isBoolean(ifRunning)) {
                 refuse(ctx, request, Refusal.BAD_REQUEST, "bad_request", HttpResponseStatus.BAD_REQUEST,
-                        "live must be true or false", keepAlive);
+                        (isBoolean(live) ? "ifRunning" : "live") + " must be true or false", keepAlive);
                 return;
             }
             subscribe = new SubscriberStream(ctx, request, server, registry, runId, lastEventId, keepAlive);
             if ("false".equals(live)) {
                 subscribe.endAtTail();
+            }
+            if ("true".equals(ifRunning)) {
+                subscribe.onlyIfRunning();
             }
             subscribe.start();
             if (lastEventId > 0 && subscribe.hasBegun()) {
@@ -579,6 +584,11 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
         } else {
             RunStatusHandler.serve(server, ctx, request, registry, runId, keepAlive);
         }
+    }
+
+    /** An optional boolean query parameter: absent, {@code true} or {@code false}. */
+    private static boolean isBoolean(String value) {
+        return value == null || value.equals("true") || value.equals("false");
     }
 
     private void refuse(ChannelHandlerContext ctx, HttpRequest request, Refusal reason, String code,

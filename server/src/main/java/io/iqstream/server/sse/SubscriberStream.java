@@ -93,6 +93,8 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     /** The last event id this stream writes: the run's tail when it began for {@code ?live=false}, else unbounded. */
     private int untilId = Integer.MAX_VALUE;
     private boolean snapshot;
+    /** {@code ?ifRunning=true}: a read of a running run only (an ended one 409, a missing one 404 at once). */
+    private boolean ifRunning;
     private boolean started;
     private boolean done;
     private boolean pendingFlush;
@@ -136,6 +138,15 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         snapshot = true;
     }
 
+    /**
+     * Makes this a read of a running run only ({@code ?ifRunning=true}, an AI SDK resume in one request): an ended
+     * run is answered 409 {@code run_ended} and nothing is streamed; a run that does not exist is 404 at once,
+     * without waiting for it. Call before {@link #start()}.
+     */
+    public void onlyIfRunning() {
+        ifRunning = true;
+    }
+
     /** Finds the run, or waits for it (await-run), or answers 404/410. */
     public void start() {
         if (!server.budget().tryAdmitSubscriber()) {
@@ -153,7 +164,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             refuse(Refusal.GONE, HttpResponseStatus.GONE, "run " + runId + " has expired");
             return;
         }
-        if (config.awaitRunMs() <= 0 || snapshot) {
+        if (config.awaitRunMs() <= 0 || snapshot || ifRunning) {
             refuse(Refusal.NOT_FOUND, HttpResponseStatus.NOT_FOUND, "no run " + runId);
             return;
         }
@@ -188,6 +199,11 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     }
 
     private void attach(Run r) {
+        if (ifRunning && r.isEnded()) {
+            refuse(Refusal.RUN_ENDED, HttpResponseStatus.CONFLICT,
+                    "run " + runId + " has already ended (?ifRunning=true: not read)");
+            return;
+        }
         long last = r.lastEventId();
         // a run being restored by its publisher (its node was lost): a reader may resume within the events to come
         if (resumeAfter > last && !r.isEnded() && resumeAfter > r.restoreToId()) {

@@ -14,15 +14,25 @@ import java.util.SplittableRandom;
 
 /**
  * The warm-up's client: plain blocking sockets on the starting thread, doing what the server's clients do, run
- * after run, until its request count or its deadline: a publisher streams a run as a chunked NDJSON POST, a reader
+ * after run, until its request count or its deadline: a publisher streams a run as a chunked POST, a reader
  * follows it live, {@link #RESUMES_PER_RUN} readers reconnect with {@code Last-Event-ID} and read their first
- * replayed event, the run ends, and one more reader reads the ended run whole. Every answer is checked (status,
+ * replayed event, the run ends, one more reader reads the ended run whole, and the run's status is asked and a
+ * read of it {@code ?ifRunning=true} refused (409). Every other run is an AI SDK run, as
+ * {@code @iqstream/resumable-stream} makes them (SSE frames with {@code x-vercel-ai-ui-message-stream: v1} and a
+ * publisher lease, ended by {@code [DONE]}; its resumes {@code ?ifRunning=true}), the others AG-UI NDJSON, so that
+ * an AI SDK app's first requests find their path compiled too. (It does not end the JIT's work: C2 still compiles
+ * and recompiles under an app's first minute of traffic, whose shapes differ from these: about 200 compilations,
+ * 80 of them C2, between 20 and 52 s after start in bench/aisdk at K = 20, with and without the AI SDK runs here,
+ * issue 35.)
+ * Every answer is checked (status,
  * the first replayed id, the end of each stream): a wrong one stops the warm-up with a {@link WarmupFailure}.
  */
 final class WarmupTraffic {
     static final int RESUMES_PER_RUN = 100;
     private static final int READ_TIMEOUT_MS = 5_000;
     private static final byte[] END_OF_CHUNKS = "\r\n0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] SSE_DATA = "data: ".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] SSE_DONE = "[DONE]".getBytes(StandardCharsets.US_ASCII);
 
     private final InetSocketAddress server;
     private final TokenMinter minter;
@@ -68,25 +78,32 @@ final class WarmupTraffic {
         int last = events.length; // ids are 1-based: the last event's id
         // a reader's token of its own per run, as a backend mints them: the first use is a JWT check, then cached
         String readerToken = minter.mint(List.of(), List.of(runId), Duration.ofMinutes(5));
+        boolean ui = runs % 2 == 1;
+        String resumeQuery = ui ? "?ifRunning=true" : "";
         try (Socket publisher = open(); Socket live = open()) {
             OutputStream body = publisher.getOutputStream();
             write(body, "POST /v1/runs/" + runId + "/events HTTP/1.1\r\nHost: warmup\r\nAuthorization: Bearer "
-                    + publisherToken + "\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n");
+                    + publisherToken + "\r\n" + (ui ? "Content-Type: text/event-stream\r\n"
+                    + "x-vercel-ai-ui-message-stream: v1\r\nX-IQStream-Publisher-Lease: 2000ms\r\n"
+                    : "Content-Type: application/x-ndjson\r\n") + "Transfer-Encoding: chunked\r\n\r\n");
             int half = events.length / 2;
             for (int i = 0; i < half; i++) {
-                chunk(body, events[i]);
+                chunk(body, events[i], ui);
             }
-            write(live.getOutputStream(), get(runId, readerToken, -1));
+            write(live.getOutputStream(), get(runId, readerToken, -1, ""));
             for (int i = half; i < events.length - 1; i++) {
-                chunk(body, events[i]);
+                chunk(body, events[i], ui);
             }
             Response liveStream = new Response(live.getInputStream());
             liveStream.expectStatus(200, "live reader");
             liveStream.await(("\nid: " + (last - 1) + "\n").getBytes(StandardCharsets.US_ASCII), "live reader");
             for (int i = 0; i < RESUMES_PER_RUN && requests < requestLimit; i++) {
-                resume(runId, readerToken, random.nextInt(last - 1));
+                resume(runId, readerToken, random.nextInt(last - 1), resumeQuery);
             }
-            chunk(body, events[events.length - 1]);
+            chunk(body, events[events.length - 1], ui);
+            if (ui) {
+                chunk(body, SSE_DONE, true);
+            }
             write(body, "0\r\n\r\n");
             Response published = new Response(publisher.getInputStream());
             published.expectStatus(200, "publisher");
@@ -95,19 +112,32 @@ final class WarmupTraffic {
         }
         requests += 2;
         try (Socket ended = open()) {
-            write(ended.getOutputStream(), get(runId, readerToken, 0));
+            write(ended.getOutputStream(), get(runId, readerToken, 0, ""));
             Response whole = new Response(ended.getInputStream());
             whole.expectStatus(200, "reader of the ended run");
             whole.await(("\nid: " + last + "\n").getBytes(StandardCharsets.US_ASCII), "reader of the ended run");
             whole.await(END_OF_CHUNKS, "reader of the ended run");
         }
         requests++;
+        // what a resume or a done check asks of an ended run: its status, and a read of it while it runs (409)
+        try (Socket asked = open()) {
+            write(asked.getOutputStream(), "GET /v1/runs/" + runId + " HTTP/1.1\r\nHost: warmup\r\n"
+                    + "Authorization: Bearer " + readerToken + "\r\nConnection: close\r\n\r\n");
+            Response status = new Response(asked.getInputStream());
+            status.expectStatus(200, "status of the ended run");
+            status.await("\"ended\":true".getBytes(StandardCharsets.US_ASCII), "status of the ended run");
+        }
+        try (Socket asked = open()) {
+            write(asked.getOutputStream(), get(runId, readerToken, -1, "?ifRunning=true"));
+            new Response(asked.getInputStream()).expectStatus(409, "read ?ifRunning=true of the ended run");
+        }
+        requests += 2;
     }
 
     /** One reconnect after {@code lastEventId}: its first replayed event must be the next one. */
-    private void resume(String runId, String token, int lastEventId) throws IOException {
+    private void resume(String runId, String token, int lastEventId, String query) throws IOException {
         try (Socket s = open()) {
-            write(s.getOutputStream(), get(runId, token, lastEventId));
+            write(s.getOutputStream(), get(runId, token, lastEventId, query));
             Response r = new Response(s.getInputStream());
             r.expectStatus(200, "resume");
             long first = r.firstId();
@@ -119,8 +149,8 @@ final class WarmupTraffic {
         resumes++;
     }
 
-    private static String get(String runId, String token, int lastEventId) {
-        return "GET /v1/runs/" + runId + "/events HTTP/1.1\r\nHost: warmup\r\nAccept: text/event-stream\r\n"
+    private static String get(String runId, String token, int lastEventId, String query) {
+        return "GET /v1/runs/" + runId + "/events" + query + " HTTP/1.1\r\nHost: warmup\r\nAccept: text/event-stream\r\n"
                 + "Authorization: Bearer " + token + "\r\n"
                 + (lastEventId >= 0 ? "Last-Event-ID: " + lastEventId + "\r\n" : "") + "\r\n";
     }
@@ -133,14 +163,22 @@ final class WarmupTraffic {
         return s;
     }
 
-    private static void chunk(OutputStream out, byte[] event) throws IOException {
-        byte[] head = (Integer.toHexString(event.length + 1) + "\r\n").getBytes(StandardCharsets.US_ASCII);
-        byte[] frame = new byte[head.length + event.length + 3];
+    /** One event as one HTTP chunk: an NDJSON line, or for an AI SDK run ({@code sse}) a frame {@code data: ...\n\n}. */
+    private static void chunk(OutputStream out, byte[] event, boolean sse) throws IOException {
+        int prefix = sse ? SSE_DATA.length : 0;
+        int ends = sse ? 2 : 1;
+        int size = prefix + event.length + ends;
+        byte[] head = (Integer.toHexString(size) + "\r\n").getBytes(StandardCharsets.US_ASCII);
+        byte[] frame = new byte[head.length + size + 2];
         System.arraycopy(head, 0, frame, 0, head.length);
-        System.arraycopy(event, 0, frame, head.length, event.length);
-        frame[frame.length - 3] = '\n';
-        frame[frame.length - 2] = '\r';
-        frame[frame.length - 1] = '\n';
+        System.arraycopy(SSE_DATA, 0, frame, head.length, prefix);
+        System.arraycopy(event, 0, frame, head.length + prefix, event.length);
+        int at = head.length + prefix + event.length;
+        for (int i = 0; i < ends; i++) {
+            frame[at++] = '\n';
+        }
+        frame[at++] = '\r';
+        frame[at] = '\n';
         out.write(frame);
     }
 
