@@ -14,7 +14,8 @@ const ROW = process.env.ROW ?? "iqstream";
 const { createResumableStreamContext } = ROW === "redis" ? await import("resumable-stream")
   : ROW === "iqstream" ? await import("../../clients/resumable-stream/src/index.js")
     : ROW === "iqstream-base" ? await import(process.env.BASE_PACKAGE) : {};
-const context = createResumableStreamContext?.({ waitUntil: null });
+// the package's batches on (its default is off: batchMs 0); BATCH_MS=0 measures it as shipped
+const context = createResumableStreamContext?.({ waitUntil: null, batchMs: Number(process.env.BATCH_MS ?? 50) });
 const GAP_MS = Number(process.env.GAP_MS ?? 20);
 const PAUSE_MS = Number(process.env.PAUSE_MS ?? 1500);
 

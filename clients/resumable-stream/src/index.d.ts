@@ -41,7 +41,8 @@ export interface CreateResumableStreamContextOptions {
    * of its request: the first frame after a pause goes at once, the next ones at most every `batchMs`. So a token
    * stream costs the app one write, and IQ-Stream one read, per batch instead of per token; a reader that resumed
    * (the producer's own response is not delayed) gets the tokens up to `batchMs` later, a batch at a time.
-   * Milliseconds, default 50; 0 writes what each read of `makeStream` yields at once.
+   * Milliseconds, default 0: what each read of `makeStream` yields is written at once (a producer killed mid-answer
+   * then takes nothing its browser saw with it, which a batch would).
    */
   batchMs?: number;
   /** Attempts in a row, 200 ms doubling to 2 s apart, to continue a broken publish before it is given up. Default 8. */

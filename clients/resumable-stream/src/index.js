@@ -45,7 +45,7 @@ export function createResumableStreamContext(options = {}) {
     throw new TypeError("@iqstream/resumable-stream: restoreBufferBytes must be an integer >= 0 "
       + `(got ${restoreBufferBytes})`);
   }
-  const batchMs = options.batchMs ?? 50;
+  const batchMs = options.batchMs ?? 0;
   if (!Number.isInteger(batchMs) || batchMs < 0) {
     throw new TypeError(`@iqstream/resumable-stream: batchMs must be an integer >= 0 (got ${batchMs})`);
   }

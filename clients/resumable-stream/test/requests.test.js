@@ -1,6 +1,6 @@
 // What the package asks IQ-Stream, counted at the server's door: a resume is ONE request (the read itself, which
 // tells "in flight", "finished" and "unknown" apart by its answer), not a status lookup then a read; the producer
-// writes its frames in batches (batchMs), not one HTTP chunk per frame. The requests are counted by a real HTTP
+// writes its frames at once by default and in batches with batchMs, not one HTTP chunk per frame then. The requests are counted by a real HTTP
 // proxy in front of the real server (node:http, each request forwarded as it comes, bodies streamed both ways).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -64,12 +64,14 @@ describe("what @iqstream/resumable-stream asks IQ-Stream (counted at a proxy bef
   let server;
   let proxy;
   let ctx;
+  let batched;
   const id = () => `q${Math.random().toString(36).slice(2)}`;
   before(async () => {
     server = await startServer();
     proxy = await startCountingProxy(server.port);
     const token = server.token({ publish: ["resumable-stream:*"], subscribe: ["resumable-stream:*"] });
     ctx = createResumableStreamContext({ waitUntil: null, url: proxy.url, token });
+    batched = createResumableStreamContext({ waitUntil: null, url: proxy.url, token, batchMs: 50 });
   });
   after(async () => {
     await proxy?.close();
@@ -123,18 +125,21 @@ describe("what @iqstream/resumable-stream asks IQ-Stream (counted at a proxy bef
     assert.equal(await readAll(second), await first);
   });
 
-  test("the producer writes its frames in batches (batchMs, 50 ms): fewer body chunks than frames, all of them delivered", async () => {
-    const streamId = id();
-    const frames = 40;
-    const requests = proxy.mark();
-    const text = await readAll(await ctx.createNewResumableStream(streamId, source(frames, { gapMs: 10 })));
-    await waitFor(async () => await ctx.hasExistingStream(streamId) === "DONE", 10_000, "the stream's end");
-    const post = proxy.requests.find((r) => r.line === `POST /v1/runs/resumable-stream:${streamId}/events`);
-    assert.ok(post, requests().join("; "));
-    // 42 frames 10 ms apart: about 9 batches of 50 ms; one chunk per frame (the old producer) would be 42
-    assert.ok(post.bodyChunks <= frames / 2, `${post.bodyChunks} body chunks for ${frames + 2} frames`);
-    const replay = createResumableStreamContext({ waitUntil: null, url: proxy.url, replayFinished: true,
-      token: server.token({ subscribe: ["resumable-stream:*"] }) });
-    assert.equal(await readAll(await replay.resumeExistingStream(streamId)), text, "every frame is in the run");
-  });
+  for (const [name, context, bound] of [["by default each frame at once", () => ctx, (n) => n >= 40],
+    ["with batchMs 50 in batches: fewer body chunks than frames", () => batched, (n) => n <= 20]]) {
+    test(`the producer writes its frames ${name}, all of them delivered`, async () => {
+      const streamId = id();
+      const frames = 40;
+      const requests = proxy.mark();
+      const text = await readAll(await context().createNewResumableStream(streamId, source(frames, { gapMs: 10 })));
+      await waitFor(async () => await ctx.hasExistingStream(streamId) === "DONE", 10_000, "the stream's end");
+      const post = proxy.requests.find((r) => r.line === `POST /v1/runs/resumable-stream:${streamId}/events`);
+      assert.ok(post, requests().join("; "));
+      // 42 frames 10 ms apart: one chunk per frame at once (the default), about 9 batches of 50 ms with batchMs
+      assert.ok(bound(post.bodyChunks), `${post.bodyChunks} body chunks for ${frames + 2} frames`);
+      const replay = createResumableStreamContext({ waitUntil: null, url: proxy.url, replayFinished: true,
+        token: server.token({ subscribe: ["resumable-stream:*"] }) });
+      assert.equal(await readAll(await replay.resumeExistingStream(streamId)), text, "every frame is in the run");
+    });
+  }
 });

@@ -11,8 +11,8 @@ import {
 } from "./support.js";
 
 const TOKENS = 40;
-/** The package's default batchMs (src/index.js). */
-const DEFAULT_BATCH_MS = 50;
+/** The package's default batchMs (src/index.js): 0, each frame written at once. */
+const DEFAULT_BATCH_MS = 0;
 const MOCK = { MOCK_TOKENS: String(TOKENS), MOCK_DELAY_MS: "50" };
 const REDIS_BIN = process.env.REDIS_SERVER ?? "/usr/bin/redis-server";
 /** The publisher lease the package sends when the app names none (src: publisherLeaseMs). */
