@@ -4,6 +4,7 @@ import static io.iqstream.server.testing.DurableHttp.send;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.iqstream.server.run.ProducerLedger;
 import io.iqstream.server.testing.TestServer;
 import java.net.http.HttpResponse;
 import java.util.concurrent.CompletableFuture;
@@ -126,7 +127,7 @@ class DurableStreamBudgetTest {
             String pad = "p".repeat(6 * 1024);
             int accepted = 0;
             HttpResponse<String> r = null;
-            for (int i = 0; i < ProducerLedgerLimit.MAX; i++) {
+            for (int i = 0; i < ProducerLedger.MAX_PRODUCERS; i++) {
                 r = send("POST", url, "x", TEXT, "text/plain", "Producer-Id", pad + i, "Producer-Epoch", "0",
                         "Producer-Seq", "0");
                 if (r.statusCode() != 200) {
@@ -144,10 +145,5 @@ class DurableStreamBudgetTest {
             assertEquals(200, send("POST", url + "2", "x", TEXT, "text/plain", "Producer-Id", pad, "Producer-Epoch",
                     "0", "Producer-Seq", "0").statusCode());
         }
-    }
-
-    /** The ledger's bound, named here so the test's loop cannot run past it. */
-    private static final class ProducerLedgerLimit {
-        static final int MAX = io.iqstream.server.run.ProducerLedger.MAX_PRODUCERS;
     }
 }
