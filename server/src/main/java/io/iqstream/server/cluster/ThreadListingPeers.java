@@ -77,8 +77,11 @@ final class ThreadListingPeers {
         List<ThreadRun> runs = new ArrayList<>();
         for (JsonNode r : root.path("runs")) {
             boolean running = r.path("running").asBoolean();
+            // a peer of this build sends its start stamp whole (startedAtUs); an older one, milliseconds only
+            long startedAtMicros = r.hasNonNull("startedAtUs") ? r.path("startedAtUs").asLong()
+                    : r.path("startedAt").asLong() * 1000L;
             runs.add(new ThreadRun(r.path("runId").asText(), !running, r.path("events").asInt(),
-                    r.path("startedAt").asLong(), running ? 0 : r.path("endedAt").asLong()));
+                    startedAtMicros, running ? 0 : r.path("endedAt").asLong()));
         }
         return new Part(runs, root.hasNonNull("next"));
     }

@@ -236,7 +236,8 @@ public final class ThreadRunsRoute {
                         for (CompletableFuture<List<ThreadRun>> part : parts) {
                             runs.addAll(part.join());
                         }
-                        reply(server, ctx, request, threadId, runs, after, limit, peers.join().more(), keepAlive);
+                        reply(server, ctx, request, threadId, runs, after, limit, peers.join().more(), fromPeer,
+                                keepAlive);
                         kept = keepAlive;
                     } catch (RuntimeException e) {
                         ctx.pipeline().fireExceptionCaught(e);
@@ -246,7 +247,8 @@ public final class ThreadRunsRoute {
     }
 
     private static void reply(ServerContext server, ChannelHandlerContext ctx, HttpRequest request, String threadId,
-            List<ThreadRun> runs, ThreadRun.Cursor after, int limit, boolean peersHoldMore, boolean keepAlive) {
+            List<ThreadRun> runs, ThreadRun.Cursor after, int limit, boolean peersHoldMore, boolean fromPeer,
+            boolean keepAlive) {
         if (runs.isEmpty() && after == null) {
             server.metrics().refused(Refusal.NOT_FOUND);
             server.replies().error(ctx, request, "not_found", HttpResponseStatus.NOT_FOUND,
@@ -264,9 +266,12 @@ public final class ThreadRunsRoute {
             Json.quote(sb, r.runId());
             sb.append(",\"running\":").append(!r.ended())
                     .append(",\"events\":").append(r.events())
-                    .append(",\"startedAt\":").append(r.startedAtMs())
-                    .append(",\"endedAt\":").append(r.ended() ? Long.toString(r.endedAtMs()) : "null")
-                    .append('}');
+                    .append(",\"startedAt\":").append(r.startedAtMs());
+            if (fromPeer) {
+                // the asking node merges pages in start order: it needs the stamp whole, not its milliseconds
+                sb.append(",\"startedAtUs\":").append(r.startedAtMicros());
+            }
+            sb.append(",\"endedAt\":").append(r.ended() ? Long.toString(r.endedAtMs()) : "null").append('}');
         }
         sb.append("],\"next\":");
         if (runs.size() > limit || peersHoldMore && n > 0) {

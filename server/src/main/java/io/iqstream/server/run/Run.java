@@ -43,7 +43,7 @@ public final class Run {
     private long chargedBytes;
     private ScheduledFuture<?> timer;
     private String threadId;
-    private long startedAtMs;
+    private long startedAtMicros;
     private long endedAtMs;
     private long publisherLeaseMs = -1;
     private long restoreToId;
@@ -101,9 +101,12 @@ public final class Run {
         return threadId;
     }
 
-    /** Wall-clock time the run was indexed under its thread (its RUN_STARTED arrived), epoch ms. */
-    public long startedAtMs() {
-        return startedAtMs;
+    /**
+     * When the run was indexed under its thread (its RUN_STARTED arrived): a {@link StartClock} stamp, epoch
+     * microseconds, strictly increasing across the node.
+     */
+    public long startedAtMicros() {
+        return startedAtMicros;
     }
 
     /** Wall-clock time the run ended, epoch ms; 0 while it is open. */
@@ -111,9 +114,9 @@ public final class Run {
         return endedAtMs;
     }
 
-    void indexed(String thread, long nowMs) {
+    void indexed(String thread, long startedAtMicros) {
         this.threadId = thread;
-        this.startedAtMs = nowMs;
+        this.startedAtMicros = startedAtMicros;
     }
 
     void endedAt(long nowMs) {

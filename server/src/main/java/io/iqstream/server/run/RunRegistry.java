@@ -235,7 +235,7 @@ public final class RunRegistry {
         }
         run.store(json, frameLength, terminal, System.nanoTime());
         if (threadId != null) {
-            threads.add(threadId, run, System.currentTimeMillis());
+            threads.add(threadId, run, StartClock.NODE.nextMicros());
         }
         log.takeFreedBytes();
         long floor = Math.max(log.heldBytes(), run.reservedBytes());

@@ -97,9 +97,12 @@ public final class ThreadIndex {
         return true;
     }
 
-    /** Indexes {@code run} (already charged with {@link #charge}) under {@code threadId}, after its earlier runs. */
-    void add(String threadId, Run run, long nowMs) {
-        run.indexed(threadId, nowMs);
+    /**
+     * Indexes {@code run} (already charged with {@link #charge}) under {@code threadId}, after its earlier runs;
+     * {@code startedAtMicros} is its {@link StartClock} stamp.
+     */
+    void add(String threadId, Run run, long startedAtMicros) {
+        run.indexed(threadId, startedAtMicros);
         threads.computeIfAbsent(threadId, k -> new ArrayList<>(2)).add(run);
     }
 
@@ -138,8 +141,8 @@ public final class ThreadIndex {
         }
         List<ThreadRun> out = new ArrayList<>(runs.size());
         for (Run r : runs) {
-            if ((after == null || after.isBefore(r.startedAtMs(), r.id())) && visible.test(r.id())) {
-                out.add(new ThreadRun(r.id(), r.isEnded(), r.lastEventId(), r.startedAtMs(), r.endedAtMs()));
+            if ((after == null || after.isBefore(r.startedAtMicros(), r.id())) && visible.test(r.id())) {
+                out.add(new ThreadRun(r.id(), r.isEnded(), r.lastEventId(), r.startedAtMicros(), r.endedAtMs()));
             }
         }
         out.sort(ThreadRun.ORDER);

@@ -69,6 +69,47 @@ class ThreadRunsTest {
         }
     }
 
+    /**
+     * Runs started within one millisecond are still listed in the order they started: the ids run against their
+     * order (r-999 first, r-600 last), so a tie broken by id would put them backwards. On the tree before start stamps
+     * were microseconds, strictly increasing per node, the CI run of 2026-12-02 listed m-3 before z-0.
+     */
+    @Test
+    void runsStartedInTheSameMillisecondKeepTheirStartOrder() throws Exception {
+        try (TestServer server = TestServer.start("--workers", "4")) {
+            String token = all();
+            List<String> sent = new java.util.ArrayList<>();
+            // one keep-alive socket, each publish answered before the next is sent: a few per millisecond
+            try (io.iqstream.server.testing.RawHttp raw = new io.iqstream.server.testing.RawHttp(server.port())) {
+                String body = start("burst") + "\n" + FINISH + "\n";
+                for (int i = 0; i < 400; i++) {
+                    String id = "r-" + (999 - i);
+                    sent.add(id);
+                    raw.send("POST /v1/runs/" + id + "/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+                            + token + "\r\nContent-Type: application/x-ndjson\r\nContent-Length: "
+                            + body.length() + "\r\n\r\n" + body);
+                    assertEquals(200, raw.readReply().status(), id);
+                }
+            }
+            HttpResponse<String> r = Http.get(server.base() + "/v1/threads/burst/runs?limit=1000",
+                    "Authorization", "Bearer " + token);
+            assertEquals(200, r.statusCode(), r.body());
+            assertInOrder(sent, runIds(r.body()), "one page");
+            // paged, the cursors walk the same order
+            List<String> paged = new java.util.ArrayList<>();
+            String next = null;
+            do {
+                HttpResponse<String> page = Http.get(server.base() + "/v1/threads/burst/runs?limit=70"
+                        + (next == null ? "" : "&after=" + next), "Authorization", "Bearer " + token);
+                assertEquals(200, page.statusCode(), page.body());
+                paged.addAll(runIds(page.body()));
+                Matcher m = Pattern.compile("\"next\":\"([^\"]+)\"").matcher(page.body());
+                next = m.find() ? m.group(1) : null;
+            } while (next != null);
+            assertInOrder(sent, paged, "pages of 70");
+        }
+    }
+
     @Test
     void rightsAreCheckedBeforeNotFoundAndRunsTheTokenCannotReadAreLeftOut() throws Exception {
         try (TestServer server = TestServer.start()) {
@@ -160,6 +201,18 @@ class ThreadRunsTest {
             Thread.sleep(10);
         } while (System.nanoTime() < deadline);
         return r;
+    }
+
+    /** The same runs in the same order; on failure, names the first run out of place rather than all 400. */
+    private static void assertInOrder(List<String> expected, List<String> actual, String what) {
+        for (int i = 0; i < Math.min(expected.size(), actual.size()); i++) {
+            if (!expected.get(i).equals(actual.get(i))) {
+                throw new AssertionError(what + ": position " + i + " holds " + actual.get(i) + ", but "
+                        + expected.get(i) + ", which started before it, is at " + actual.indexOf(expected.get(i))
+                        + ": " + actual.subList(Math.max(0, i - 2), Math.min(actual.size(), i + 3)));
+            }
+        }
+        assertEquals(expected.size(), actual.size(), what + ": runs listed");
     }
 
     private static List<String> runIds(String body) {

@@ -44,9 +44,9 @@ class ThreadIndexTest {
         Run a = new Run("a", ByteBufAllocator.DEFAULT, null, null, 1);
         Run b = new Run("b", ByteBufAllocator.DEFAULT, null, null, 2);
         assertTrue(index.charge("thread", 0));
-        index.add("thread", a, 100);
+        index.add("thread", a, 100_000);
         assertTrue(index.charge("thread", 0));
-        index.add("thread", b, 200);
+        index.add("thread", b, 200_000);
         long each = ThreadIndex.bytesFor("thread");
         assertEquals(2 * each, budget.committedBytes());
         assertEquals(2 * each, index.chargedBytes());
