@@ -37,8 +37,11 @@ import java.util.Arrays;
  *   <li>Ids are {@code long} at the API: any id, however large or negative, is answered without arithmetic
  *       overflow (out of range: nothing to read).</li>
  *   <li>{@link #seal()} (on the terminal event) copies the frames into one buffer so an ended run held for its
- *       retention costs its bytes (to the pool's size class), not its segments' slack (with packing: packs the
- *       tail).</li>
+ *       retention costs its bytes (to the pool's size class), not its segments' slack. With packing it packs the
+ *       tail and frees the index: an ended run is read a segment at a time through its unpacked copy, and a read
+ *       that starts or stops inside a segment finds its frame by counting frame ends ({@code \n\n}, which only
+ *       ends a frame: a line break inside an event's JSON is stored as a space) in that copy. The index was a
+ *       sixth of an ended WORKLOAD.md run's held bytes (2 KiB of 12.8).</li>
  *   <li>{@link #release()} drops the log's references; slices still queued in sockets keep their bytes alive until
  *       written, then the pool gets them back.</li>
  * </ul>
@@ -81,7 +84,10 @@ public final class RunLog {
     private long freedBytes;
     private int[] segmentFirstEvent = new int[4];
     private int segmentCount;
-    /** Index pages in pooled direct memory (4 bytes per event), so what the budget counts is direct memory. */
+    /**
+     * Index pages in pooled direct memory (4 bytes per event), so what the budget counts is direct memory; null
+     * once a packed log is sealed (frame ends are then found in the segment's bytes).
+     */
     private ByteBuf[] index = new ByteBuf[4];
     private long indexBytes;
     private long pageTableBytes;
@@ -176,6 +182,9 @@ public final class RunLog {
         if (released) {
             throw new IllegalStateException("log released");
         }
+        if (index == null) {
+            throw new IllegalStateException("log sealed"); // a packed log's seal freed its index
+        }
         int jsonLength = json.readableBytes();
         long taken = 0;
         ByteBuf tail = segmentCount == 0 ? null : segments[segmentCount - 1];
@@ -208,6 +217,9 @@ public final class RunLog {
 
     /** Bytes the index takes to hold one more event (a new page, or the first page's doubling). */
     private long indexGrowthBytes() {
+        if (index == null) {
+            return 0; // sealed: nothing is appended
+        }
         int page = size / INDEX_PAGE_EVENTS;
         int slot = size % INDEX_PAGE_EVENTS;
         ByteBuf p = page < index.length ? index[page] : null;
@@ -243,6 +255,42 @@ public final class RunLog {
         }
         index[page] = next;
         indexBytes += next.capacity();
+    }
+
+    /** Frees the index: no event is appended after a seal, and reads find frame ends in the bytes. */
+    private void dropIndex() {
+        if (index == null) {
+            return;
+        }
+        for (int p = 0; p < index.length && index[p] != null; p++) {
+            index[p].release();
+        }
+        index = null;
+        indexBytes = 0;
+        pageTableBytes = 0;
+    }
+
+    /**
+     * Offset just after the {@code frames}-th frame (1 or more) that starts at {@code from} in {@code bytes} (a
+     * segment's frames): the index's entry, found by counting frame ends. Frames hold no other {@code \n\n}.
+     */
+    static int frameEndAfter(ByteBuf bytes, int from, int frames) {
+        int at = from;
+        int limit = bytes.writerIndex();
+        for (int left = frames; ; ) {
+            int lf = bytes.indexOf(at, limit, (byte) '\n');
+            if (lf < 0 || lf + 1 >= limit) {
+                throw new IllegalStateException("frame " + frames + " after offset " + from + " not found");
+            }
+            if (bytes.getByte(lf + 1) == '\n') {
+                at = lf + 2;
+                if (--left == 0) {
+                    return at;
+                }
+            } else {
+                at = lf + 1;
+            }
+        }
     }
 
     /** End offset (in its segment) of the frame of event index {@code i} (0-based). */
@@ -352,6 +400,7 @@ public final class RunLog {
             if (copiesHeld > 0) {
                 copies.dropIdle(this); // an ended run at rest holds its packed bytes only
             }
+            dropIndex();
             return heldBytes() - before;
         }
         if (segmentCount <= 1 && (segmentCount == 0 || segments[0].writableBytes() == 0)) {
@@ -402,20 +451,68 @@ public final class RunLog {
         }
         int i = (int) (from - 1);
         int seg = segmentOf(i);
-        int last = seg + 1 < segmentCount ? segmentFirstEvent[seg + 1] - 1 : size - 1;
+        int last = lastOf(seg);
         if (toId - 1 < last) {
             last = (int) (toId - 1);
         }
-        int start = i == segmentFirstEvent[seg] ? 0 : endOf(i - 1);
-        int end = endOf(last);
-        if (packedLength[seg] == 0) {
-            return segments[seg].retainedSlice(start, end - start);
+        if (index != null) {
+            int start = i == segmentFirstEvent[seg] ? 0 : endOf(i - 1);
+            int end = endOf(last);
+            if (packedLength[seg] == 0) {
+                return segments[seg].retainedSlice(start, end - start);
+            }
+            return sliceOfUnpacked(seg, start, end);
         }
+        // sealed and packed: the frame ends are counted in the segment's bytes
+        if (packedLength[seg] == 0) {
+            return sliceOf(segments[seg], i - segmentFirstEvent[seg], last - i + 1, last == lastOf(seg));
+        }
+        ByteBuf copy = copyOf(seg);
+        if (copy == null) {
+            return null;
+        }
+        ByteBuf slice = sliceOf(copy, i - segmentFirstEvent[seg], last - i + 1, last == lastOf(seg));
         if (copies == null) {
-            ByteBuf whole = codec.unpack(segments[seg], packedLength[seg]);
-            ByteBuf slice = whole.retainedSlice(start, end - start);
-            whole.release();
-            return slice;
+            copy.release();
+        }
+        return slice;
+    }
+
+    /** Index of the last event of segment {@code seg}. */
+    private int lastOf(int seg) {
+        return seg + 1 < segmentCount ? segmentFirstEvent[seg + 1] - 1 : size - 1;
+    }
+
+    /**
+     * A retained slice of {@code bytes} (a segment's frames) holding {@code frames} frames after the first
+     * {@code skip}; {@code toEnd}: they are the segment's last, so the slice ends where its bytes do.
+     */
+    private static ByteBuf sliceOf(ByteBuf bytes, int skip, int frames, boolean toEnd) {
+        int start = skip == 0 ? 0 : frameEndAfter(bytes, 0, skip);
+        int end = toEnd ? bytes.writerIndex() : frameEndAfter(bytes, start, frames);
+        return bytes.retainedSlice(start, end - start);
+    }
+
+    /** Bytes {@code start} to {@code end} of packed segment {@code seg}'s unpacked copy; null: the budget refused. */
+    private ByteBuf sliceOfUnpacked(int seg, int start, int end) {
+        ByteBuf copy = copyOf(seg);
+        if (copy == null) {
+            return null;
+        }
+        ByteBuf slice = copy.retainedSlice(start, end - start);
+        if (copies == null) {
+            copy.release();
+        }
+        return slice;
+    }
+
+    /**
+     * The unpacked bytes of packed segment {@code seg}: its shared copy (made now, and counted, if there is none),
+     * or, without shared copies, a copy of the caller's own to release; null when the budget cannot take it.
+     */
+    private ByteBuf copyOf(int seg) {
+        if (copies == null) {
+            return codec.unpack(segments[seg], packedLength[seg]);
         }
         if (unpacked == null) {
             unpacked = new ByteBuf[segments.length];
@@ -429,7 +526,7 @@ public final class RunLog {
             unpacked[seg] = copy;
             copiesHeld++;
         }
-        return copy.retainedSlice(start, end - start);
+        return copy;
     }
 
     /**
@@ -474,12 +571,7 @@ public final class RunLog {
             segments[i] = null;
         }
         segmentCount = 0;
-        for (int p = 0; p < index.length && index[p] != null; p++) {
-            index[p].release();
-            index[p] = null;
-        }
-        indexBytes = 0;
-        pageTableBytes = 0;
+        dropIndex();
         capacityBytes = 0;
         return freed;
     }

@@ -99,6 +99,61 @@ class RunLogTest {
         assertTrue(log.isReleased());
     }
 
+    /** Every read of a log (from each id, to the end and to a fixed tail), as text: what a seal must keep. */
+    private static List<String> everyRead(RunLog log) {
+        List<String> out = new ArrayList<>();
+        for (long from = 0; from <= log.size() + 1; from++) {
+            out.add(read(log, from));
+            for (long to : new long[] {from, from + 1, from + 37, log.size() - 1}) {
+                ByteBuf b = log.readFrom(from, to);
+                out.add(from + ".." + to + ":" + b.toString(StandardCharsets.UTF_8));
+                b.release();
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void sealingAPackedLogFreesItsIndexAndEveryReadStaysTheSame() {
+        for (boolean shared : new boolean[] {true, false}) {
+            MemoryBudget budget = new MemoryBudget(64 << 20);
+            SegmentCopies copies = shared ? new SegmentCopies(budget) : null;
+            SegmentCodec codec = new SegmentCodec(PooledByteBufAllocator.DEFAULT);
+            RunLog log = new RunLog(PooledByteBufAllocator.DEFAULT, codec, copies);
+            java.util.Random rnd = new java.util.Random(7);
+            for (int i = 0; i < 450; i++) {
+                // text that packs, a segment of random bytes that does not (kept plain), and a pretty-printed event
+                String delta = i >= 200 && i < 260 ? Long.toString(rnd.nextLong(), 36).repeat(3) : "tok" + i % 17;
+                append(log, i == 300 ? "{\"type\":\"STEP_STARTED\",\n\n\"stepName\":\"s\"}"
+                        : "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"" + delta + "\"}");
+                log.takeFreedBytes();
+            }
+            List<String> before = everyRead(log);
+            long index = log.indexBytes();
+            long held = log.heldBytes();
+            assertTrue(index >= 4 * 450, "the live log's index: " + index);
+            long delta = log.seal();
+            assertEquals(0, log.indexBytes(), "a sealed packed log holds no index");
+            assertTrue(-delta >= index, "sealing gives back at least the index: " + delta + " of " + held);
+            assertEquals(before, everyRead(log), "every read after the seal, shared copies " + shared);
+            assertThrowsSealed(log);
+            if (copies != null) {
+                copies.sweep();
+            }
+            log.release();
+            codec.close();
+        }
+    }
+
+    private static void assertThrowsSealed(RunLog log) {
+        ByteBuf b = json("{\"type\":\"X\"}");
+        try {
+            org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, () -> log.append(b));
+        } finally {
+            b.release();
+        }
+    }
+
     @Test
     void outOfRangeIdsReadNothingAndNeverThrow() {
         RunLog log = new RunLog(PooledByteBufAllocator.DEFAULT, new SegmentCodec(PooledByteBufAllocator.DEFAULT));
