@@ -23,9 +23,10 @@ import json
 import os
 import ssl
 import urllib.parse
-from typing import Any, AsyncIterable, AsyncIterator, Callable, Iterable, Optional, Union
+from typing import Any, AsyncIterable, AsyncIterator, Callable, Iterable, NoReturn, Optional, Union
 
 from ._http import Endpoint, HttpExchange, HttpResponse
+from ._repair import AskStatus, Done, Fail, Probe, Repair, RestoreBuffer, Step, Wait
 from ._sse import SseParser
 from .client import (
     DEFAULT_RESTORE_BUFFER_BYTES,
@@ -33,14 +34,11 @@ from .client import (
     IqStreamError,
     IqStreamHttpError,
     PublishResult,
-    RestoreBuffer,
     RunStatus,
     RunStoppedError,
     _check_run_id,
     event_line,
-    is_run_lost,
     restore_header,
-    settle_after_break,
 )
 
 __all__ = ["AsyncClient", "AsyncRunPublisher", "RunEvents"]
@@ -309,7 +307,8 @@ class AsyncRunPublisher:
     ``send``. Invariant as the synchronous ``RunPublisher``'s: each sent event is appended once, in order; the
     events of the current request are kept until the server confirms them, and after a break the run is
     continued over a new request with the rest, or restored on its new owner when its node died (``restores``
-    counts them; see RunPublisher). One task sends at a time.
+    counts them; see RunPublisher). The repair's decisions are the same ``Repair``'s (``iqstream/_repair.py``);
+    this class performs the I/O they name, with ``await``. One task sends at a time.
     """
 
     def __init__(self, client: AsyncClient, run_id: str, on_stop: Optional[Callable[[], Any]] = None):
@@ -321,15 +320,10 @@ class AsyncRunPublisher:
         self.requests_started = 0
         self.events_sent = 0
         self.ended = False  # a terminal event (RUN_FINISHED / RUN_ERROR) was sent
-        self._unconfirmed: list[bytes] = []
         self._exchange: Optional[HttpExchange] = None
         self._answer: Optional[asyncio.Task] = None
-        self._failures_in_row = 0
-        self._may_have_events = False
-        self._base = 0
         self._opened = False
-        self.restores = 0
-        self._kept = RestoreBuffer(0, 0)
+        self._repair = Repair(run_id, 0, 0, client)  # until open() knows the run's count
 
     async def open(self) -> "AsyncRunPublisher":
         if self._opened:
@@ -337,10 +331,10 @@ class AsyncRunPublisher:
         status = await self.client.status(self.run_id)
         if status is not None and status.ended:
             raise IqStreamHttpError(self.run_id, 409, "run_ended", "the run has already ended")
-        self._base = status.events if status else 0
-        self._kept = RestoreBuffer(self.client.restore_buffer_bytes, self._base)
+        self._repair = Repair(self.run_id, status.events if status else 0, self.client.restore_buffer_bytes,
+                              self.client)
         try:
-            await self._start_request(self._base)
+            await self._start_request(self._repair.base)
         except TRANSPORT_ERRORS as e:
             raise IqStreamError(f"could not open a publish of run '{self.run_id}': {e!r}", self.run_id) from e
         self._opened = True
@@ -361,6 +355,11 @@ class AsyncRunPublisher:
         return self._opened
 
     @property
+    def restores(self) -> int:
+        """How many times the run was restored on a new owner (its node died)."""
+        return self._repair.restores
+
+    @property
     def stopped(self) -> bool:
         """True once the server has answered that the run was stopped (``DELETE``)."""
         return isinstance(self.failure, RunStoppedError)
@@ -369,8 +368,7 @@ class AsyncRunPublisher:
         """Sends one event now. Raises ``RunStoppedError`` once the run was stopped, ``IqStreamHttpError`` on a refusal."""
         line = event_line(event)
         self._ensure_open()
-        self._unconfirmed.append(line)
-        self._kept.keep(line)
+        self._repair.sent(line)
         self.events_sent += 1
         if _is_terminal(line):
             self.ended = True
@@ -399,7 +397,7 @@ class AsyncRunPublisher:
                 status, retry_after, reply = await self._answer
                 if status == 200:
                     self.result = IqStreamClient.parse_result(self.run_id, reply)
-                    self._unconfirmed.clear()
+                    self._repair.confirmed()
                     self.close()
                     return self.result
                 await self._refused(status, reply, retry_after, finishing=True)
@@ -473,116 +471,56 @@ class AsyncRunPublisher:
 
     async def _refused(self, status: int, reply: bytes, retry_after: Optional[str], finishing: bool = False) -> None:
         error = IqStreamClient.http_error(self.run_id, status, reply, retry_after)
-        if is_run_lost(error) and self._kept.can_restore():
-            await self._recover(error, finishing=finishing, lost=True)
-            return
-        retryable = status >= 500 or (status == 409 and error.code == "publisher_active" and self.requests_started > 1)
-        if not retryable:
-            self._fail(error)
-        await self._recover(error, finishing=finishing, min_delay=error.retry_after or 0.0)
+        await self._perform(self._repair.refused(error, self.requests_started, finishing))
 
-    async def _check_continuation(self, finishing: bool) -> None:
-        """After a request that names a run no node holds: the server's 409 is read and raised."""
-        assert self._exchange is not None and self._answer is not None
-        await self._exchange.end_body()
-        status, retry_after, reply = await self._answer
-        if status == 200:  # an older server that does not check: the run restarted
-            self._fail(IqStreamError(f"run '{self.run_id}' was lost and restarted by the server", self.run_id))
-        await self._refused(status, reply, retry_after, finishing=finishing)
+    async def _recover(self, cause: BaseException, finishing: bool = False) -> None:
+        await self._perform(self._repair.broke(cause, finishing))
 
-    def _fail(self, error: BaseException) -> None:
+    def _fail(self, error: BaseException) -> NoReturn:
         if self.failure is None:
             self.failure = error
         self.close()
         raise self.failure
 
-    async def _recover(self, cause: BaseException, finishing: bool = False, min_delay: float = 0.0,
-                       lost: bool = False) -> None:
-        """Continues the run over a new request with the events the server does not have, or restores it when no
-        node holds it (``lost``: the server said ``run_lost``, else a status of 404; see RunPublisher)."""
+    async def _perform(self, step: Step) -> None:
+        """Performs the I/O that each step of the repair names, until it is done (the run continues over a new
+        request, or the publish is complete) or fails (raised; a stop seen by the answer task first)."""
         if self.failure is not None:  # a stop seen by the answer task
             self.close()
             raise self.failure
-        self.close()
-        last = cause
-        if self._unconfirmed and (not isinstance(cause, IqStreamHttpError) or cause.code is None
-                                  or (cause.last_event_id or 0) > 0):
-            self._may_have_events = True
         while True:
-            self._failures_in_row += 1
-            if self._failures_in_row > self.client.max_retries:
-                err = IqStreamError(f"publish of run '{self.run_id}' broke and could not be continued after "
-                                    f"{self.client.max_retries} attempts: {last!r}", self.run_id)
-                err.__cause__ = last
-                self._fail(err)
-            delay = min(self.client.max_retry_delay, self.client.retry_delay * 2 ** (self._failures_in_row - 1))
-            await asyncio.sleep(max(delay, min_delay))
-            if lost:  # the server said no node holds the run: restore it without asking again
-                status, lost, said_lost = None, False, True
-            else:
-                said_lost = False
+            self.close()
+            if isinstance(step, Fail):
+                self._fail(step.error)
+            if isinstance(step, Done):
+                self.result = step.result
+                return
+            if isinstance(step, Wait):
+                await asyncio.sleep(step.seconds)
+                step = self._repair.waited()
+            elif isinstance(step, AskStatus):
                 try:
                     status = await self.client.status(self.run_id)
-                except IqStreamHttpError as e:
-                    if e.status < 500:
-                        self._fail(e)
-                    last = e
-                    continue
                 except IqStreamError as e:
-                    last = e
+                    step = self._repair.status_failed(e)
                     continue
-                if status is not None and status.publishing:
-                    last = IqStreamError("the broken request is still open at the server", self.run_id)
-                    continue
-            if status is None and (self._base > 0 or self._may_have_events or said_lost) and self._kept.can_restore():
-                try:  # no node holds the run (404 once every live node said so; a 503 is asked again)
-                    await self._restore()
-                    return
-                except TRANSPORT_ERRORS as e:
-                    last = e
-                    self.close()
-                    continue
-            if status is None and (self._base > 0 or self._may_have_events):
+                step = self._repair.status_is(status)
+            else:
                 try:
-                    await self._start_request(max(self._base, 1))
-                    await self._check_continuation(finishing)
+                    if isinstance(step, Probe):
+                        await self._start_request(step.last_event_id)
+                        assert self._exchange is not None and self._answer is not None
+                        await self._exchange.end_body()
+                        status_code, retry_after, reply = await self._answer
+                        error = None if status_code == 200 else IqStreamClient.http_error(
+                            self.run_id, status_code, reply, retry_after)
+                        step = self._repair.probe_answered(error, self.requests_started)
+                        continue
+                    await self._start_request(step.last_event_id, step.restore_to)
+                    assert self._exchange is not None
+                    for line in step.lines:
+                        self._exchange.write_chunk(line)
+                    await self._exchange.drain()
                     return
                 except TRANSPORT_ERRORS as e:
-                    last = e
-                    self.close()
-                    continue
-            self._may_have_events = False
-            settled = settle_after_break(self.run_id, status, self._base, self._unconfirmed, finishing)
-            if settled.accepted > 0:
-                self._failures_in_row = 0
-            self._base = settled.base
-            if settled.error is not None:
-                self._fail(settled.error)
-            if settled.result is not None:
-                self.result = settled.result
-                return
-            try:
-                await self._start_request(self._base)
-                assert self._exchange is not None
-                for line in self._unconfirmed:
-                    self._exchange.write_chunk(line)
-                await self._exchange.drain()
-                return
-            except TRANSPORT_ERRORS as e:
-                last = e
-                self.close()
-                continue
-
-    async def _restore(self) -> None:
-        """Restores the run on its new owner: ``X-IQStream-Restore`` and every kept line from id 1 (the same ids)."""
-        lines = self._kept.lines
-        assert lines
-        self.restores += 1
-        self._may_have_events = False
-        self._base = 0
-        self._unconfirmed[:] = lines
-        await self._start_request(0, len(lines))
-        assert self._exchange is not None
-        for line in self._unconfirmed:
-            self._exchange.write_chunk(line)
-        await self._exchange.drain()
+                    step = self._repair.request_broke(e)

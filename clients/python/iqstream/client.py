@@ -32,8 +32,10 @@ import socket
 import ssl
 import time
 import urllib.parse
-from dataclasses import dataclass
-from typing import Any, BinaryIO, Callable, Iterable, NamedTuple, Optional, Union
+from typing import Any, BinaryIO, Callable, Iterable, NoReturn, Optional, Union
+
+from ._repair import AskStatus, Done, Fail, Probe, Repair, RestoreBuffer, Step, Wait
+from ._results import IqStreamError, IqStreamHttpError, PublishResult, RunStatus, RunStoppedError
 
 __all__ = [
     "IqStreamClient",
@@ -50,132 +52,8 @@ DEFAULT_RESTORE_BUFFER_BYTES = 8 * 1024 * 1024
 RUN_ID = re.compile(r"^[A-Za-z0-9._~:-]{1,128}$")
 TERMINAL_TYPES = ("RUN_FINISHED", "RUN_ERROR")
 
-
-class IqStreamError(Exception):
-    """A publish could not be completed (connection failures beyond the retries, bad replies)."""
-
-    def __init__(self, message: str, run_id: Optional[str] = None):
-        super().__init__(message)
-        self.run_id = run_id
-
-
-class IqStreamHttpError(IqStreamError):
-    """The server refused a request: ``status`` >= 400 with its JSON ``error`` code and message.
-
-    ``position`` is the 1-based index of the offending event within the refused request's body
-    (0 if the error is not about one event); ``retry_after`` is the Retry-After of a 503, in seconds.
-    """
-
-    def __init__(self, run_id: Optional[str], status: int, code: Optional[str], message: Optional[str],
-                 position: int = 0, retry_after: Optional[float] = None, last_event_id: Optional[int] = None):
-        text = f"IQ-Stream answered {status}"
-        if code:
-            text += f" {code}"
-        if run_id:
-            text += f" for run '{run_id}'"
-        if position:
-            text += f" at event {position} of the request"
-        if message:
-            text += f": {message}"
-        super().__init__(text, run_id)
-        self.status = status
-        self.code = code
-        self.server_message = message
-        self.position = position
-        self.retry_after = retry_after
-        self.last_event_id = last_event_id  # for a refused publish: the id of the run's last event
-
-
-class RunStoppedError(IqStreamHttpError):
-    """The run was stopped while it was being published: someone with the publish right sent
-    ``DELETE /v1/runs/{runId}`` and the server answered the open request 409 ``run_stopped``.
-
-    The run has ended (its readers got ``RUN_ERROR`` with code ``STOPPED``); abort the agent and send
-    nothing more. ``last_event_id`` is the id of that ``RUN_ERROR``.
-    """
-
-    CODE = "run_stopped"
-
-
-@dataclass(frozen=True)
-class PublishResult:
-    """The reply to a completed publish: ``200 {"runId", "lastEventId", "ended"}``."""
-
-    run_id: str
-    last_event_id: int
-    ended: bool
-
-
-@dataclass(frozen=True)
-class RunStatus:
-    """``GET /v1/runs/{runId}``."""
-
-    run_id: str
-    events: int
-    bytes: int
-    ended: bool
-    subscribers: int
-    age_ms: int
-    publishing: bool = False  # a publish request is open on it now (False if the server does not say)
-
-
-class Settled(NamedTuple):
-    """What a broken request's events came to, by the server's count: see ``settle_after_break``."""
-
-    base: int                            # the run's event count the next request starts at
-    accepted: int                        # events of the broken request(s) the server had appended
-    result: Optional[PublishResult]      # the publish is complete: nothing left to send
-    error: Optional[IqStreamError]       # the run cannot be continued
-
-
-def settle_after_break(run_id: str, status: Optional[RunStatus], base: int, unconfirmed: list[bytes],
-                       finishing: bool) -> Settled:
-    """After a break, with the run's status (not ``publishing``): drops from ``unconfirmed`` the events the server
-    has (its count minus ``base``, the count the request started at). The rest are resent over a new request,
-    unless the run is complete (``result``) or cannot go on (``error``): it changed under its publisher, or it
-    ended with events still unsent. Shared by the synchronous and the asyncio publisher."""
-    count = status.events if status else 0
-    accepted = count - base
-    if accepted < 0 or accepted > len(unconfirmed):
-        return Settled(base, 0, None, IqStreamError(
-            f"run '{run_id}' changed under its publisher: the server holds {count} events, this "
-            f"request started at {base} and sent {len(unconfirmed)}", run_id))
-    del unconfirmed[:accepted]
-    if status is not None and status.ended:
-        if not unconfirmed:
-            return Settled(count, accepted, PublishResult(run_id, count, True), None)
-        return Settled(count, accepted, None, IqStreamHttpError(
-            run_id, 409, "run_ended", f"the run ended while its publisher reconnected "
-                                      f"({len(unconfirmed)} events not appended)"))
-    if finishing and not unconfirmed:
-        return Settled(count, accepted, PublishResult(run_id, count, False), None)
-    return Settled(count, accepted, None, None)
-
-
-class RestoreBuffer:
-    """Every event line of a run since its first event, kept to restore the run on a new node if the node
-    holding it dies (``X-IQStream-Restore``). ``lines`` is None when the publisher cannot restore: it joined a
-    run begun elsewhere (``base`` > 0), the cap is 0 (off), or the lines passed the cap (then a lost node
-    ends the run with ``run_lost``, as without a buffer). Shared by the synchronous and the asyncio publisher."""
-
-    def __init__(self, cap_bytes: int, base: int):
-        if cap_bytes < 0:
-            raise ValueError(f"restore_buffer_bytes must be >= 0 (0 = off), got: {cap_bytes}")
-        self.cap_bytes = cap_bytes
-        self.kept_bytes = 0
-        self.lines: Optional[list[bytes]] = [] if base == 0 and cap_bytes > 0 else None
-
-    def keep(self, line: bytes) -> None:
-        if self.lines is None:
-            return
-        self.kept_bytes += len(line)
-        if self.kept_bytes > self.cap_bytes:
-            self.lines = None  # past the cap: stop keeping
-        else:
-            self.lines.append(line)
-
-    def can_restore(self) -> bool:
-        return bool(self.lines)
+for _public in (IqStreamError, IqStreamHttpError, RunStoppedError, PublishResult, RunStatus):
+    _public.__module__ = __name__  # defined in _results (below the repair step); their public home is here
 
 
 def _check_run_id(run_id: str) -> str:
@@ -400,11 +278,6 @@ def restore_header(restore_to: int) -> dict[str, str]:
     return {"X-IQStream-Restore": str(restore_to)} if restore_to > 0 else {}
 
 
-def is_run_lost(error: IqStreamHttpError) -> bool:
-    """409 ``run_lost``: the continuation names a run no node holds (its node died)."""
-    return error.status == 409 and error.code == "run_lost"
-
-
 def _chunks(source: Union[BinaryIO, Iterable[bytes]]) -> Iterable[bytes]:
     read1 = getattr(source, "read1", None)
     if read1 is not None:
@@ -454,7 +327,9 @@ class RunPublisher:
 
     Invariant: each sent event is appended once, in order. The events of the current request are
     kept until the server confirms them; after a break the publisher asks the server how many the
-    run holds and continues over a new request with the rest. Not thread-safe: one thread per run.
+    run holds and continues over a new request with the rest. The decisions of a repair are its ``Repair``'s
+    (``iqstream/_repair.py``, shared with ``AsyncRunPublisher``); this class performs the I/O they name.
+    Not thread-safe: one thread per run.
     """
 
     def __init__(self, client: IqStreamClient, run_id: str):
@@ -463,21 +338,14 @@ class RunPublisher:
         self.result: Optional[PublishResult] = None
         self.requests_started = 0
         self.events_sent = 0
-        self._unconfirmed: list[bytes] = []
         self._conn: Optional[http.client.HTTPConnection] = None
         self._failure: Optional[BaseException] = None
-        self._failures_in_row = 0
-        # a request broke (no HTTP answer) after events were written and no status has confirmed the
-        # count since: the run may hold events this publisher cannot count
-        self._may_have_events = False
         status = client.status(run_id)
         if status is not None and status.ended:
             raise IqStreamHttpError(run_id, 409, "run_ended", "the run has already ended")
-        self._base = status.events if status else 0
-        self.restores = 0
-        self._kept = RestoreBuffer(client.restore_buffer_bytes, self._base)
+        self._repair = Repair(run_id, status.events if status else 0, client.restore_buffer_bytes, client)
         try:
-            self._start_request(self._base)
+            self._start_request(self._repair.base)
         except (OSError, http.client.HTTPException) as e:
             raise IqStreamError(f"could not open a publish of run '{run_id}': {e!r}", run_id) from e
 
@@ -489,6 +357,11 @@ class RunPublisher:
             self.finish()
         else:
             self._close()
+
+    @property
+    def restores(self) -> int:
+        """How many times the run was restored on a new owner (its node died)."""
+        return self._repair.restores
 
     @property
     def stopped(self) -> bool:
@@ -505,8 +378,7 @@ class RunPublisher:
         """Sends one event now (a dict, or JSON text). Raises ``RunStoppedError`` once the run was stopped."""
         line = event_line(event)
         self._ensure_open()
-        self._unconfirmed.append(line)
-        self._kept.keep(line)
+        self._repair.sent(line)
         self.events_sent += 1
         try:
             if _readable(self._open_conn.sock):  # the server answered before we finished: see why
@@ -532,7 +404,7 @@ class RunPublisher:
                 reply = response.read()
                 if response.status == 200:
                     self.result = self.client.parse_result(self.run_id, reply)
-                    self._unconfirmed.clear()
+                    self._repair.confirmed()
                     self._close()
                     return self.result
                 self._refused(response.status, reply, response.getheader("Retry-After"), finishing=True)
@@ -589,120 +461,51 @@ class RunPublisher:
 
     def _refused(self, status: int, reply: bytes, retry_after: Optional[str], finishing: bool = False) -> None:
         error = self.client.http_error(self.run_id, status, reply, retry_after)
-        if is_run_lost(error) and self._kept.can_restore():
-            self._recover(error, finishing=finishing, lost=True)
-            return
-        retryable = status >= 500 or (status == 409 and error.code == "publisher_active" and self.requests_started > 1)
-        if not retryable:
-            self._fail(error)
-        self._recover(error, finishing=finishing, min_delay=error.retry_after or 0.0)
+        self._perform(self._repair.refused(error, self.requests_started, finishing))
 
-    def _check_continuation(self, finishing: bool) -> None:
-        """After a request that names a run no node holds: the server's 409 is read and raised."""
-        self._open_conn.send(b"0\r\n\r\n")
-        response = self._open_conn.getresponse()
-        reply = response.read()
-        if response.status == 200:  # an older server that does not check: the run restarted
-            self._fail(IqStreamError(f"run '{self.run_id}' was lost and restarted by the server", self.run_id))
-        self._refused(response.status, reply, response.getheader("Retry-After"), finishing=finishing)
+    def _recover(self, cause: BaseException, finishing: bool = False) -> None:
+        self._perform(self._repair.broke(cause, finishing))
 
-    def _fail(self, error: BaseException) -> None:
+    def _fail(self, error: BaseException) -> NoReturn:
         if self._failure is None:
             self._failure = error
         self._close()
         raise error
 
-    def _recover(self, cause: BaseException, finishing: bool = False, min_delay: float = 0.0,
-                 lost: bool = False) -> None:
-        """Continues the run over a new request with the events the server does not have; restores it when no
-        node holds it (``lost``: the server said ``run_lost``, else a status of 404)."""
-        self._close()
-        last = cause
-        # a transport break after events were written: some may have reached the run (an HTTP
-        # answer instead means the server took none past its refusal)
-        # an IQ-Stream refusal before any event (over_budget, draining: no lastEventId) took none; a
-        # break, or an answer from a proxy in between (502/504, no IQ-Stream code), may have
-        if self._unconfirmed and (not isinstance(cause, IqStreamHttpError) or cause.code is None
-                                  or (cause.last_event_id or 0) > 0):
-            self._may_have_events = True
+    def _perform(self, step: Step) -> None:
+        """Performs the I/O that each step of the repair names, until it is done (the run continues over a new
+        request, or the publish is complete) or fails (raised)."""
         while True:
-            self._failures_in_row += 1
-            if self._failures_in_row > self.client.max_retries:
-                err = IqStreamError(f"publish of run '{self.run_id}' broke and could not be continued after "
-                                    f"{self.client.max_retries} attempts: {last!r}", self.run_id)
-                err.__cause__ = last
-                self._fail(err)
-            delay = min(self.client.max_retry_delay, self.client.retry_delay * 2 ** (self._failures_in_row - 1))
-            time.sleep(max(delay, min_delay))
-            if lost:  # the server said no node holds the run: restore it without asking again
-                status, lost, said_lost = None, False, True
-            else:
-                said_lost = False
+            self._close()
+            if isinstance(step, Fail):
+                self._fail(step.error)
+            if isinstance(step, Done):
+                self.result = step.result
+                return
+            if isinstance(step, Wait):
+                time.sleep(step.seconds)
+                step = self._repair.waited()
+            elif isinstance(step, AskStatus):
                 try:
                     status = self.client.status(self.run_id)
-                except IqStreamHttpError as e:
-                    if e.status < 500:
-                        self._fail(e)
-                    last = e
-                    continue
                 except IqStreamError as e:
-                    last = e
+                    step = self._repair.status_failed(e)
                     continue
-                if status is not None and status.publishing:
-                    # the server has not seen the old request end yet: the count is not final
-                    last = IqStreamError("the broken request is still open at the server", self.run_id)
-                    continue
-            if status is None and (self._base > 0 or self._may_have_events or said_lost) and self._kept.can_restore():
-                # no node holds the run any more (404 only once every live node said so; a 503 is asked
-                # again above): restore it from the kept lines on its new owner, then go on
+                step = self._repair.status_is(status)
+            else:
                 try:
-                    self._restore()
+                    if isinstance(step, Probe):
+                        self._start_request(step.last_event_id)
+                        self._open_conn.send(b"0\r\n\r\n")
+                        response = self._open_conn.getresponse()
+                        reply = response.read()
+                        error = None if response.status == 200 else self.client.http_error(
+                            self.run_id, response.status, reply, response.getheader("Retry-After"))
+                        step = self._repair.probe_answered(error, self.requests_started)
+                        continue
+                    self._start_request(step.last_event_id, step.restore_to)
+                    for line in step.lines:
+                        self._open_conn.send(b"%x\r\n" % len(line) + line + b"\r\n")
                     return
                 except (OSError, http.client.HTTPException) as e:
-                    last = e
-                    self._close()
-                    continue
-            if status is None and (self._base > 0 or self._may_have_events):
-                # no node holds a run that had (or may have had) events: a request with
-                # Last-Event-ID (at least 1) lets the server say so (409 run_lost), which fails the
-                # publisher with that code; the run is never restarted at id 1
-                try:
-                    self._start_request(max(self._base, 1))
-                    self._check_continuation(finishing)
-                    return
-                except (OSError, http.client.HTTPException) as e:
-                    last = e
-                    self._close()
-                    continue
-            self._may_have_events = False
-            settled = settle_after_break(self.run_id, status, self._base, self._unconfirmed, finishing)
-            if settled.accepted > 0:
-                self._failures_in_row = 0
-            self._base = settled.base
-            if settled.error is not None:
-                self._fail(settled.error)
-            if settled.result is not None:
-                self.result = settled.result
-                return
-            try:
-                self._start_request(self._base)
-                for line in self._unconfirmed:
-                    self._open_conn.send(b"%x\r\n" % len(line) + line + b"\r\n")
-                return
-            except (OSError, http.client.HTTPException) as e:
-                last = e
-                self._close()
-                continue
-
-    def _restore(self) -> None:
-        """Restores the run on its new owner: a request with ``X-IQStream-Restore`` that resends every kept line
-        from id 1 (the same ids); new events follow on the same request."""
-        lines = self._kept.lines
-        assert lines
-        self.restores += 1
-        self._may_have_events = False
-        self._base = 0
-        self._unconfirmed[:] = lines
-        self._start_request(0, len(lines))
-        for line in self._unconfirmed:
-            self._open_conn.send(b"%x\r\n" % len(line) + line + b"\r\n")
+                    step = self._repair.request_broke(e)
