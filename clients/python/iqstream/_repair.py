@@ -11,8 +11,9 @@ server answered it with a refusal) and gets back what to do next, a plain value:
   ``lines`` (the events the server does not hold); ``restore_to`` > 0 makes it a restore of the run's first
   ``restore_to`` events on its new owner (``Last-Event-ID: 0``, ``X-IQStream-Restore``); once the lines are
   written the repair is done;
-- ``Probe(last_event_id)``: a request with that ``Last-Event-ID`` and an empty body, so that the server says why
-  it holds no such run (409 ``run_lost``): its answer goes to ``probe_answered``;
+- ``Probe(last_event_id)``: a request with that ``Last-Event-ID`` and an empty body, for a run no node holds and
+  whose events were not kept: the server refuses it (409 ``run_lost``) instead of starting the run again at id 1;
+  its answer goes to ``probe_answered``;
 - ``Done(result)``: the publish is complete (the server has every event);
 - ``Fail(error)``: raise ``error``; the publish cannot go on.
 
