@@ -451,29 +451,26 @@ public final class RunLog {
         }
         int i = (int) (from - 1);
         int seg = segmentOf(i);
-        int last = lastOf(seg);
-        if (toId - 1 < last) {
-            last = (int) (toId - 1);
-        }
-        if (index != null) {
-            int start = i == segmentFirstEvent[seg] ? 0 : endOf(i - 1);
-            int end = endOf(last);
-            if (packedLength[seg] == 0) {
-                return segments[seg].retainedSlice(start, end - start);
-            }
-            return sliceOfUnpacked(seg, start, end);
-        }
-        // sealed and packed: the frame ends are counted in the segment's bytes
-        if (packedLength[seg] == 0) {
-            return sliceOf(segments[seg], i - segmentFirstEvent[seg], last - i + 1, last == lastOf(seg));
-        }
-        ByteBuf copy = copyOf(seg);
-        if (copy == null) {
+        int first = segmentFirstEvent[seg];
+        int segmentLast = lastOf(seg);
+        int last = toId - 1 < segmentLast ? (int) (toId - 1) : segmentLast;
+        boolean ownCopy = packedLength[seg] != 0 && copies == null;
+        ByteBuf bytes = packedLength[seg] == 0 ? segments[seg] : copyOf(seg);
+        if (bytes == null) {
             return null;
         }
-        ByteBuf slice = sliceOf(copy, i - segmentFirstEvent[seg], last - i + 1, last == lastOf(seg));
-        if (copies == null) {
-            copy.release();
+        int start;
+        int end;
+        if (index != null) {
+            start = i == first ? 0 : endOf(i - 1);
+            end = endOf(last);
+        } else { // sealed and packed: the frame ends are counted in the segment's bytes
+            start = i == first ? 0 : frameEndAfter(bytes, 0, i - first);
+            end = last == segmentLast ? bytes.writerIndex() : frameEndAfter(bytes, start, last - i + 1);
+        }
+        ByteBuf slice = bytes.retainedSlice(start, end - start);
+        if (ownCopy) {
+            bytes.release();
         }
         return slice;
     }
@@ -481,29 +478,6 @@ public final class RunLog {
     /** Index of the last event of segment {@code seg}. */
     private int lastOf(int seg) {
         return seg + 1 < segmentCount ? segmentFirstEvent[seg + 1] - 1 : size - 1;
-    }
-
-    /**
-     * A retained slice of {@code bytes} (a segment's frames) holding {@code frames} frames after the first
-     * {@code skip}; {@code toEnd}: they are the segment's last, so the slice ends where its bytes do.
-     */
-    private static ByteBuf sliceOf(ByteBuf bytes, int skip, int frames, boolean toEnd) {
-        int start = skip == 0 ? 0 : frameEndAfter(bytes, 0, skip);
-        int end = toEnd ? bytes.writerIndex() : frameEndAfter(bytes, start, frames);
-        return bytes.retainedSlice(start, end - start);
-    }
-
-    /** Bytes {@code start} to {@code end} of packed segment {@code seg}'s unpacked copy; null: the budget refused. */
-    private ByteBuf sliceOfUnpacked(int seg, int start, int end) {
-        ByteBuf copy = copyOf(seg);
-        if (copy == null) {
-            return null;
-        }
-        ByteBuf slice = copy.retainedSlice(start, end - start);
-        if (copies == null) {
-            copy.release();
-        }
-        return slice;
     }
 
     /**
@@ -539,8 +513,7 @@ public final class RunLog {
             return from - 1;
         }
         int i = (int) (from - 1);
-        int seg = segmentOf(i);
-        return seg + 1 < segmentCount ? segmentFirstEvent[seg + 1] : size;
+        return lastOf(segmentOf(i)) + 1;
     }
 
     /** Number of shared unpacked copies this log holds now. */
