@@ -55,6 +55,12 @@ public record BenchOptions(
    * The Durable Streams servers, on the same workload mapped onto streams (not in the default list: they are run
    * as a group of their own, docs/BENCHMARK.md "Durable Streams").
    */
+  /**
+   * Servers measured only when named: {@code netty-floor}, the HAProxy floor's relay on Netty in IQ-Stream's JVM
+   * (docs/BENCHMARK.md, "The JVM's floor").
+   */
+  public static final List<String> EXTRA_SERVERS = List.of("netty-floor");
+
   public static final List<String> DURABLE_SERVERS = List.of("iqstream-durable", "electric-memory",
       "electric-wal", "durable-node");
 
@@ -77,7 +83,9 @@ public record BenchOptions(
                               apply
         --servers LIST        comma list of: iqstream, nchan, haproxy (the TCP floor), soketi,
                               mercure (transport local), mercure-history (transport bolt),
-                              centrifugo (default: all of these); and the Durable Streams servers,
+                              centrifugo (default: all of these); netty-floor (the TCP floor's
+                              relay on Netty, in a JVM with IQ-Stream's flags: the JVM's floor);
+                              and the Durable Streams servers,
                               each run = a JSON stream: iqstream-durable (IQ-Stream's /v1/stream/),
                               electric-memory, electric-wal (Electric's Rust server 0.1.5,
                               --durability memory / its WAL), durable-node (the Node reference
@@ -203,9 +211,10 @@ public record BenchOptions(
                 if (n.equals("floor") || n.equals("haproxy-floor")) {
                   n = "haproxy";
                 }
-                if (!ALL_SERVERS.contains(n) && !DURABLE_SERVERS.contains(n)) {
+                if (!ALL_SERVERS.contains(n) && !DURABLE_SERVERS.contains(n) && !EXTRA_SERVERS.contains(n)) {
                   throw new IllegalArgumentException("unknown server: " + s + " (known: "
-                      + String.join(", ", ALL_SERVERS) + ", " + String.join(", ", DURABLE_SERVERS) + ")");
+                      + String.join(", ", ALL_SERVERS) + ", " + String.join(", ", EXTRA_SERVERS) + ", "
+                      + String.join(", ", DURABLE_SERVERS) + ")");
                 }
                 serversSet.add(n);
               }

@@ -12,6 +12,7 @@ import io.iqstream.bench.server.CentrifugoServer;
 import io.iqstream.bench.server.DurableNodeServer;
 import io.iqstream.bench.server.ElectricServer;
 import io.iqstream.bench.server.HaproxyServer;
+import io.iqstream.bench.server.NettyFloorServer;
 import io.iqstream.bench.server.IqStreamServer;
 import io.iqstream.bench.server.IqStreamSetup;
 import io.iqstream.bench.server.MachineCpu;
@@ -323,6 +324,7 @@ public final class BenchRunner {
           iqstreamJvmFlags(iqSetup));
       case "nchan" -> new NchanServer(repo.resolve("bench/peers"), NchanDriver.Publish.HTTP_POST);
       case "haproxy" -> new HaproxyServer(repo.resolve("bench/peers"));
+      case "netty-floor" -> new NettyFloorServer(iqstreamJvmFlags());
       case "soketi" -> new SoketiServer(repo.resolve("bench/peers"));
       case "mercure" -> new MercureServer(repo.resolve("bench/peers"), false);
       case "mercure-history" -> new MercureServer(repo.resolve("bench/peers"), true);
