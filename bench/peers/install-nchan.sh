@@ -8,3 +8,7 @@ export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq || true
 apt-get install -y -qq nginx libnginx-mod-nchan >/dev/null
 [ -f /usr/lib/nginx/modules/ngx_nchan_module.so ]
+command -v nginx >/dev/null || {
+  echo "nginx is installed ($(dpkg -L nginx-core nginx 2>/dev/null | grep -m1 '/s\?bin/nginx$')) but not on PATH ($PATH)" >&2
+  exit 1
+}
