@@ -52,15 +52,15 @@ public record BenchOptions(
       "mercure", "mercure-history", "centrifugo");
 
   /**
-   * The Durable Streams servers, on the same workload mapped onto streams (not in the default list: they are run
-   * as a group of their own, docs/BENCHMARK.md "Durable Streams").
-   */
-  /**
    * Servers measured only when named: {@code netty-floor}, the HAProxy floor's relay on Netty in IQ-Stream's JVM
    * (docs/BENCHMARK.md, "The JVM's floor").
    */
   public static final List<String> EXTRA_SERVERS = List.of("netty-floor");
 
+  /**
+   * The Durable Streams servers, on the same workload mapped onto streams (not in the default list: they are run
+   * as a group of their own, docs/BENCHMARK.md "Durable Streams").
+   */
   public static final List<String> DURABLE_SERVERS = List.of("iqstream-durable", "electric-memory",
       "electric-wal", "durable-node");
 

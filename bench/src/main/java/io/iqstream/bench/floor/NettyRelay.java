@@ -12,6 +12,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.RecvByteBufAllocator;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
@@ -35,6 +36,12 @@ import java.util.List;
  * runs until killed.
  */
 public final class NettyRelay {
+  /** IQ-Stream's main-port marks: a side stops being writable with 256 KiB queued, writable again at 64. */
+  private static final WriteBufferWaterMark WATER_MARK = new WriteBufferWaterMark(64 * 1024, 256 * 1024);
+  /** As IQ-Stream's main port: one socket read per connection per loop turn. */
+  private static final RecvByteBufAllocator ONE_READ_PER_TURN =
+      new AdaptiveRecvByteBufAllocator().maxMessagesPerRead(1);
+
   private NettyRelay() {
   }
 
@@ -67,9 +74,8 @@ public final class NettyRelay {
         .option(ChannelOption.SO_BACKLOG, 4096)
         .childOption(ChannelOption.TCP_NODELAY, true)
         .childOption(ChannelOption.AUTO_READ, false)
-        // IQ-Stream's main-port options: its write-buffer marks, one socket read per connection per turn
-        .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
-        .childOption(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator().maxMessagesPerRead(1))
+        .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+        .childOption(ChannelOption.RCVBUF_ALLOCATOR, ONE_READ_PER_TURN)
         .childHandler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(Channel ch) {
@@ -96,8 +102,8 @@ public final class NettyRelay {
           .channel(EpollSocketChannel.class)
           .option(ChannelOption.TCP_NODELAY, true)
           .option(ChannelOption.AUTO_READ, false)
-          .option(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(64 * 1024, 256 * 1024))
-          .option(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator().maxMessagesPerRead(1))
+          .option(ChannelOption.WRITE_BUFFER_WATER_MARK, WATER_MARK)
+          .option(ChannelOption.RCVBUF_ALLOCATOR, ONE_READ_PER_TURN)
           .handler(new Pipe(inbound));
       b.connect(new InetSocketAddress("127.0.0.1", backendPort)).addListener((ChannelFutureListener) f -> {
         if (f.isSuccess()) {
