@@ -24,7 +24,6 @@ import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandler;
 import io.netty.channel.AdaptiveRecvByteBufAllocator;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
@@ -103,7 +102,7 @@ public final class IqStreamServer implements AutoCloseable {
         EventLoopGroup workerGroup = new MultiThreadIoEventLoopGroup(config.workers(),
                 new DefaultThreadFactory("iqstream-worker"), transport.ioHandlerFactory());
         ByteBufAllocator allocator = PooledByteBufAllocator.DEFAULT;
-        Function<ChannelHandler, ServerBootstrap> mainPort = initializer -> mainPort(workerGroup, transport, allocator,
+        Function<IqStreamInitializer, ServerBootstrap> mainPort = initializer -> mainPort(workerGroup, transport, allocator,
                 initializer);
         ServerContext context = new ServerContext(config, new Workers(workers(workerGroup, config, budget, metrics,
                 allocator)), authorizer, metrics, budget);
@@ -186,18 +185,20 @@ public final class IqStreamServer implements AutoCloseable {
         if (config.adminPort() == ServerConfig.NO_ADMIN_PORT) {
             return null;
         }
+        AdminInitializer admin = new AdminInitializer(context);
         return new ServerBootstrap()
                 .group(acceptor, acceptor)
                 .channel(transport.serverChannelClass())
+                .handler(admin.connectionLimit())
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
-                .childHandler(new AdminInitializer(context))
+                .childHandler(admin)
                 .bind(config.host(), config.adminPort()).sync().channel();
     }
 
     /** The JIT warm-up ({@code --warmup}), with /readyz saying so while it runs. */
     private static WarmupReport warmUp(ServerContext context, EventLoopGroup workerGroup, ByteBufAllocator allocator,
-            Function<ChannelHandler, ServerBootstrap> mainPort) throws InterruptedException {
+            Function<IqStreamInitializer, ServerBootstrap> mainPort) throws InterruptedException {
         ServerConfig config = context.config();
         if (config.warmupRequests() > 0) {
             LOG.info("warming up: {} requests to itself before the port accepts (a few seconds; --warmup 0 skips "
@@ -216,9 +217,10 @@ public final class IqStreamServer implements AutoCloseable {
      * ARCHITECTURE.md). The warm-up's private listener is made here too, so it exercises the same options.
      */
     private static ServerBootstrap mainPort(EventLoopGroup workerGroup, Transport transport,
-            ByteBufAllocator allocator, ChannelHandler initializer) {
+            ByteBufAllocator allocator, IqStreamInitializer initializer) {
         return new ServerBootstrap()
                 .group(workerGroup, workerGroup)
+                .handler(initializer.connectionLimit())
                 .channel(transport.serverChannelClass())
                 .option(ChannelOption.SO_BACKLOG, 4096)
                 .option(ChannelOption.SO_REUSEADDR, true)

@@ -27,13 +27,17 @@ public final class AdminInitializer extends ChannelInitializer<Channel> {
                 server.metrics().adminConnectionsRefusedMax));
     }
 
+    /** The admin listener's handler: a connection over its cap is closed as it is accepted. */
+    public ConnectionLimitHandler connectionLimit() {
+        return connections;
+    }
+
     @Override
     protected void initChannel(Channel ch) {
         ServerConfig config = server.config();
         RequestTimeoutHandler timeouts = new RequestTimeoutHandler(config.headerTimeoutMs(), config.idleTimeoutMs(),
                 server.metrics(), server.replies());
         ch.pipeline()
-                .addLast("limit", connections)
                 .addLast("arrival", timeouts.arrivalWatch())
                 .addLast("http", new HttpServerCodec(MAX_INITIAL_LINE_BYTES, MAX_HEADER_BYTES, MAX_CHUNK_BYTES))
                 .addLast("timeouts", timeouts)

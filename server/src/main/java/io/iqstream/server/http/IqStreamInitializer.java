@@ -8,9 +8,9 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
 
 /**
- * The whole request path of a main-port connection, in order:
+ * The whole request path of a main-port connection. Before it, on the listener, {@link #connectionLimit()}: a slot
+ * under {@code --max-connections}, or the new connection closed at once, before it reaches a loop. Then, in order:
  * <ol>
- *   <li>{@code limit}: a slot under {@code --max-connections}, or closed at once ({@link ConnectionLimitHandler});
  *   <li>{@code body}: the step-down ({@link ChunkedBodyReader}): bytes go on to the codec cut at each head's end,
  *       and a streaming publish body's data chunks are read there and handed straight to the publish, past the
  *       codec and every handler after it;
@@ -41,6 +41,11 @@ public final class IqStreamInitializer extends ChannelInitializer<Channel> {
         this.connections = new ConnectionLimitHandler(slots);
     }
 
+    /** The listener's handler: a connection over {@code --max-connections} is closed as it is accepted. */
+    public ConnectionLimitHandler connectionLimit() {
+        return connections;
+    }
+
     @Override
     protected void initChannel(Channel ch) {
         ServerConfig config = server.config();
@@ -48,7 +53,6 @@ public final class IqStreamInitializer extends ChannelInitializer<Channel> {
                 server.metrics(), server.replies());
         ChunkedBodyReader body = new ChunkedBodyReader();
         ch.pipeline()
-                .addLast("limit", connections)
                 .addLast("body", body)
                 .addLast("arrival", timeouts.arrivalWatch())
                 .addLast("http", new HttpServerCodec(MAX_INITIAL_LINE_BYTES, MAX_HEADER_BYTES, MAX_CHUNK_BYTES))

@@ -16,7 +16,6 @@ import io.iqstream.server.worker.Workers;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
-import io.netty.channel.ChannelHandler;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
@@ -59,7 +58,7 @@ public final class Warmup {
      * main port's own options.
      */
     public static WarmupReport run(ServerConfig config, EventLoopGroup workerGroup, ByteBufAllocator allocator,
-            Function<ChannelHandler, ServerBootstrap> bootstrap) throws InterruptedException {
+            Function<IqStreamInitializer, ServerBootstrap> bootstrap) throws InterruptedException {
         if (config.warmupRequests() == 0) {
             return WarmupReport.OFF;
         }
