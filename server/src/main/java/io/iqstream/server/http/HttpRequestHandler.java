@@ -67,6 +67,8 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
     private final ArrayDeque<Object> held = new ArrayDeque<>(4);
     private boolean moving;
     private boolean failed;
+    /** The connection's I/O failure was logged (at debug): once per connection, not once per queued write. */
+    private boolean failureLogged;
     private PublishSession publish;
     private SubscriberStream subscribe;
     private DemoRoute demo;
@@ -658,8 +660,18 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (cause instanceof IOException) {
-            LOG.debug("connection {} failed: {}", ctx.channel().remoteAddress(), Redaction.of(cause.toString()));
-            ctx.close();
+            // a reset connection's close fails each write still queued, and each failure lands here: thousands
+            // for a reader that stopped reading. One line and one close per connection, the rest returns at once
+            if (!failureLogged) {
+                failureLogged = true;
+                if (LOG.isDebugEnabled()) {
+                    LOG.debug("connection {} failed: {}", ctx.channel().remoteAddress(),
+                            Redaction.of(cause.toString()));
+                }
+            }
+            if (ctx.channel().isOpen()) {
+                ctx.close();
+            }
             return;
         }
         if (failed) {
