@@ -1,6 +1,7 @@
 package io.iqstream.server.http;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelConfig;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -38,6 +39,13 @@ import io.netty.handler.codec.http.LastHttpContent;
  * worker is decoded only once the handler can step down for it (its body is never half decoded by the codec
  * first), and nothing behind a request is answered before it. What is kept is bounded by the reads already in
  * flight when the handler turned reading off (autoRead is off while paused): at most a few socket reads.
+ *
+ * <p><b>Reads on demand</b> ({@link #readOnDemand}): a stepped-down body served on this node asks for its next
+ * socket read itself, from this handler's context at each read-complete, with autoRead off; with autoRead on,
+ * Netty asks for it from the pipeline's tail after every read, a walk back through every handler of the
+ * connection for each event a backend streams. Never while paused: the
+ * handler that paused turns reading back on when it resumes. AutoRead is turned back on as the body ends (its
+ * last chunk handed to the codec) or fails, so the next request on the connection is read as any other.
  *
  * <p>{@code ChunkedBodyReaderTest} and {@code ChunkedBodyReaderFuzzTest} check that any byte stream, cut into reads
  * anywhere, with pauses after any request, decodes to the same requests, the same body bytes and the same errors
@@ -78,6 +86,8 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
     /** The handler asked for nothing more until {@link #resume}; {@link #kept}: the bytes not yet read. */
     private boolean paused;
     private ByteBuf kept;
+    /** The stepped-down body asks for each read itself ({@link #readOnDemand}). */
+    private boolean onDemand;
     /**
      * One byte of the search for CR LF CR LF across reads, {@link #matched} holding how much of it the bytes so far
      * end with: false when this byte completes it.
@@ -148,6 +158,25 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
         channelReadComplete(ctx);
     }
 
+    /**
+     * The stepped-down body now being read asks for each socket read itself (see the class comment), until it
+     * ends. For a body served on this node only, whose reading nothing but {@link #pause} ever stops: a relayed
+     * one's reading follows its peer's writability. Does nothing unless stepped down.
+     */
+    public void readOnDemand() {
+        if (isSteppedDown()) {
+            onDemand = true;
+        }
+    }
+
+    /** The body read on demand ended: autoRead on again, as for every other request. */
+    private void endOnDemand(ChannelHandlerContext ctx) {
+        if (onDemand) {
+            onDemand = false;
+            ctx.channel().config().setAutoRead(true);
+        }
+    }
+
     /** Whether a body's data chunks are being read here: the codec then has nothing of this request to decode. */
     public boolean isSteppedDown() {
         return mode == Mode.SIZE || mode == Mode.DATA || mode == Mode.DELIMITER;
@@ -187,6 +216,12 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
         }
         if (mode == Mode.HEAD || mode == Mode.DISCARD) {
             ctx.fireChannelReadComplete();
+        } else if (onDemand) {
+            ChannelConfig config = ctx.channel().config();
+            if (config.isAutoRead()) {
+                config.setAutoRead(false); // once: the first read-complete, or after a move turned it back on
+            }
+            ctx.read();
         }
     }
 
@@ -347,6 +382,7 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
             return;
         }
         mode = Mode.DISCARD;
+        endOnDemand(ctx);
         in.skipBytes(in.readableBytes());
         LastHttpContent failed = new DefaultLastHttpContent();
         failed.setDecoderResult(DecoderResult.failure(new InvalidChunkTerminationException()));
@@ -360,6 +396,7 @@ public final class ChunkedBodyReader extends ChannelInboundHandlerAdapter {
      */
     private void handBack(ChannelHandlerContext ctx, ByteBuf in) {
         mode = Mode.HEAD;
+        endOnDemand(ctx); // before the codec sees the body's end: a request after it may turn reading off again
         matched = 0;
         if (lineLength > 0) {
             ByteBuf pending = ctx.alloc().buffer(lineLength);

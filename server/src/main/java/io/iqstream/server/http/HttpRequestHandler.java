@@ -563,6 +563,9 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
         String runId = route.runId();
         if (route.events() && method.equals(HttpMethod.POST)) {
             publish = PublishSession.open(ctx, request, server, registry, runId, keepAlive);
+            if (publish != null) {
+                body.readOnDemand(); // a stepped-down body asks for its reads itself: no pipeline walk per read
+            }
         } else if (route.events()) {
             RequestTarget target = RequestTarget.parse(request.uri());
             String live = target.parameter("live");

@@ -3,7 +3,19 @@ package io.iqstream.server.http;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -12,7 +24,8 @@ import org.junit.jupiter.api.Test;
  * The step-down ({@link ChunkedBodyReader}) decodes what Netty's codec alone decodes ({@link StepDownModel}):
  * named cases for each path (data chunks read below the codec, the last chunk and trailers handed back, an
  * extension handed back mid-body, a bad delimiter, a pipelined request after the body, every cut of one body, a
- * publish pipelined behind a request handed to another worker, the heads where smuggling lives), then 2,000
+ * publish pipelined behind a request handed to another worker, the heads where smuggling lives, a body that asks
+ * for its reads itself), then 2,000
  * seeded random streams of every kind (the fuzz test goes on from there).
  */
 class ChunkedBodyReaderTest {
@@ -25,6 +38,73 @@ class ChunkedBodyReaderTest {
         assertEquals(List.of("REQUEST POST /v1/runs/r/events", "DATA " + hex("hello" + "x".repeat(26)),
                 "END X-T=v", "CLOSED"), trace);
         StepDownModel.check(s, new int[0]);
+    }
+
+    /**
+     * A body read on demand asks for each socket read from the step-down's own context, with autoRead off: no read
+     * walks back from the pipeline's tail while the body streams (with autoRead on, Netty asks after every read
+     * from the tail, through every handler). Once the body ends autoRead is on again and the request after it is
+     * read as any other.
+     */
+    @Test
+    void aBodyReadOnDemandAsksForItsReadsBelowTheHandlers() {
+        ReadCounter nearHead = new ReadCounter();
+        ReadCounter nearTail = new ReadCounter();
+        ChunkedBodyReader reader = new ChunkedBodyReader();
+        List<String> seen = new ArrayList<>();
+        ChunkedBodyReader.Sink sink = new ChunkedBodyReader.Sink() {
+            @Override
+            public void bodyData(ByteBuf data) {
+                seen.add(data.toString(StandardCharsets.US_ASCII));
+                data.release();
+            }
+
+            @Override
+            public void bodyReadComplete() {
+            }
+        };
+        ChannelInboundHandlerAdapter handler = new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                if (msg instanceof HttpRequest request) {
+                    seen.add(request.method() + " " + request.uri());
+                    if (request.method().equals(HttpMethod.POST) && reader.stepDown(sink)) {
+                        reader.readOnDemand();
+                    }
+                }
+                if (msg instanceof LastHttpContent) {
+                    seen.add("END");
+                }
+                ReferenceCountUtil.release(msg);
+            }
+        };
+        EmbeddedChannel ch = new EmbeddedChannel(nearHead, reader, new HttpServerCodec(), handler, nearTail);
+        int tailBefore = nearTail.reads; // the channel's first read, at its activation
+        int headBefore = nearHead.reads;
+        ch.writeInbound(Unpooled.copiedBuffer(HEAD, StandardCharsets.US_ASCII));
+        for (String chunk : List.of("5\r\nhello\r\n", "3\r\nabc\r\n", "2\r\nok\r\n")) {
+            ch.writeInbound(Unpooled.copiedBuffer(chunk, StandardCharsets.US_ASCII));
+        }
+        assertEquals(0, nearTail.reads - tailBefore, "reads asked from the pipeline's tail while the body streamed");
+        assertEquals(4, nearHead.reads - headBefore, "reads asked by the step-down: one per socket read (the head's included)");
+        assertTrue(!ch.config().isAutoRead(), "autoRead is off while the body is read on demand");
+        ch.writeInbound(Unpooled.copiedBuffer("0\r\n\r\nGET /v1/runs/r HTTP/1.1\r\nHost: x\r\n\r\n",
+                StandardCharsets.US_ASCII));
+        assertTrue(ch.config().isAutoRead(), "autoRead is on again once the body ended");
+        assertTrue(nearTail.reads > tailBefore, "the request after the body is read as any other");
+        assertEquals(List.of("POST /v1/runs/r/events", "hello", "abc", "ok", "END", "GET /v1/runs/r", "END"), seen);
+        ch.finishAndReleaseAll();
+    }
+
+    /** Counts the reads asked through it (an outbound handler at its place in the pipeline). */
+    private static final class ReadCounter extends ChannelOutboundHandlerAdapter {
+        int reads;
+
+        @Override
+        public void read(ChannelHandlerContext ctx) {
+            reads++;
+            ctx.read();
+        }
     }
 
     @Test

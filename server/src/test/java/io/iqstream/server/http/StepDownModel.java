@@ -270,6 +270,7 @@ final class StepDownModel {
                 handle(held.poll());
             }
             if (!holding && reader != null) {
+                reader.readOnDemand(); // the handed-off publish begins on its worker (if it is stepped down)
                 reader.resume();
             }
         }
@@ -302,6 +303,8 @@ final class StepDownModel {
                         if (reader != null) {
                             reader.pause();
                         }
+                    } else if (reader != null) {
+                        reader.readOnDemand(); // as the server's publish, served here: nothing if not stepped down
                     }
                 }
                 if (msg instanceof HttpContent content) {
