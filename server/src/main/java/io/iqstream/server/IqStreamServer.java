@@ -102,8 +102,8 @@ public final class IqStreamServer implements AutoCloseable {
         EventLoopGroup workerGroup = new MultiThreadIoEventLoopGroup(config.workers(),
                 new DefaultThreadFactory("iqstream-worker"), transport.ioHandlerFactory());
         ByteBufAllocator allocator = PooledByteBufAllocator.DEFAULT;
-        Function<IqStreamInitializer, ServerBootstrap> mainPort = initializer -> mainPort(workerGroup, transport, allocator,
-                initializer);
+        Function<IqStreamInitializer, ServerBootstrap> mainPort = initializer -> mainPort(workerGroup, transport,
+                allocator, initializer);
         ServerContext context = new ServerContext(config, new Workers(workers(workerGroup, config, budget, metrics,
                 allocator)), authorizer, metrics, budget);
         context.cluster(Cluster.start(config, transport.name(), context.replies(), metrics));

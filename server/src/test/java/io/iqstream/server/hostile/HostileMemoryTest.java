@@ -260,13 +260,8 @@ class HostileMemoryTest {
      */
     /** The budget's count once it stops moving: the copies a resumer makes as its socket takes what it is sent. */
     private static long steadyUsedBytes(HostileServer server) throws InterruptedException {
-        return Conditions.steady("the budget's count", 20_000, 200, 2, 4096, () -> {
-            try {
-                return server.metric("iqstream_memory_used_bytes");
-            } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
-            }
-        });
+        return Conditions.steady("the budget's count", 20_000, 200, 2, 4096,
+                () -> server.metricNow("iqstream_memory_used_bytes"));
     }
 
     private static String answerOfANonReader(Socket s) {

@@ -5,7 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.testing.Conditions;
 import io.iqstream.server.testing.Tokens;
-import java.io.OutputStream;
+import java.io.ByteArrayOutputStream;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -31,31 +32,29 @@ class HostileResetReaderTest {
                 RawHttp.write(publisher, RawHttp.chunk("{\"type\":\"RUN_STARTED\",\"threadId\":\"t\",\"runId\":"
                         + "\"stalled\"}\n"));
                 reader.setReceiveBufferSize(4096);
-                reader.connect(new java.net.InetSocketAddress("127.0.0.1", server.port()));
+                reader.connect(new InetSocketAddress("127.0.0.1", server.port()));
                 RawHttp.write(reader, "GET /v1/runs/stalled/events HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                         + "Authorization: Bearer " + token + "\r\n\r\n");
                 Conditions.await("the stalled reader subscribed", 10_000,
-                        () -> metric(server, "iqstream_subscribers_active") >= 2);
+                        () -> server.metricNow("iqstream_subscribers_active") >= 2);
                 // small events, one chunk each as a backend streams them: the reader reads none of them
-                OutputStream out = publisher.getOutputStream();
-                StringBuilder batch = new StringBuilder();
+                ByteArrayOutputStream batch = new ByteArrayOutputStream();
                 for (int i = 0; i < EVENTS; i++) {
-                    String event = "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"t" + i + "\"}\n";
-                    batch.append(Integer.toHexString(event.length())).append("\r\n").append(event).append("\r\n");
-                    if (batch.length() > 16_000) {
-                        out.write(batch.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-                        batch.setLength(0);
+                    batch.writeBytes(RawHttp.chunk("{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"t"
+                            + i + "\"}\n"));
+                    if (batch.size() > 16_000) {
+                        RawHttp.write(publisher, batch.toByteArray());
+                        batch.reset();
                     }
                 }
-                out.write(batch.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-                out.flush();
+                RawHttp.write(publisher, batch.toByteArray());
                 Conditions.await("every event appended", 20_000,
-                        () -> metric(server, "iqstream_events_in_total") >= EVENTS);
+                        () -> server.metricNow("iqstream_events_in_total") >= EVENTS);
                 Thread.sleep(500); // the reader's writes queue up to its socket's and Netty's marks
                 reader.setSoLinger(true, 0);
                 reader.close(); // RST
                 Conditions.await("the reset reader gone", 10_000,
-                        () -> metric(server, "iqstream_subscribers_active") <= 1);
+                        () -> server.metricNow("iqstream_subscribers_active") <= 1);
                 Thread.sleep(500); // its failure lines, if any, still coming in from the process's output
             }
             honest.assertWhole();
@@ -65,14 +64,6 @@ class HostileResetReaderTest {
             assertEquals(1, failures.size(), "failure lines for one reset connection (first: " + failures.get(0)
                     + ")");
             server.assertSound();
-        }
-    }
-
-    private static long metric(HostileServer server, String name) {
-        try {
-            return server.metric(name);
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
         }
     }
 }

@@ -7,6 +7,7 @@ import io.iqstream.server.config.Quantities;
 import io.iqstream.server.testing.ServerOutput;
 import io.iqstream.server.testing.TestServer;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -190,6 +191,15 @@ final class HostileServer implements AutoCloseable {
             }
         }
         return -1;
+    }
+
+    /** {@link #metric}, for a condition's lambda: a failed request is an unchecked {@link UncheckedIOException}. */
+    long metricNow(String name) {
+        try {
+            return metric(name);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private String exitStatus() {
