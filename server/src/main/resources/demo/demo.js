@@ -213,6 +213,7 @@
     if (current.source) current.source.close(); // the stream ends here; no reconnect needed
     current.source = null;
     setState(state, text);
+    draw(); // the counters with the end, not a frame after it (the last event's count beside "finished")
     logLine("run ended after " + current.received + " events");
   }
 
@@ -281,19 +282,24 @@
     renderQueued = true;
     requestAnimationFrame(() => {
       renderQueued = false;
-      if (!run) return;
-      $("events").textContent = String(run.received);
-      $("last-id").textContent = String(run.lastId);
-      $("connections").textContent = String(run.connections);
-      $("cuts").textContent = String(run.cuts);
-      $("replayed").textContent = String(run.replayed);
-      $("gaps").textContent = String(run.gaps);
-      $("duplicates").textContent = String(run.duplicates);
-      const lat = run.latenciesMs;
-      $("latency-last").textContent = ms(lat.length ? lat[lat.length - 1] : NaN);
-      $("latency-p50").textContent = ms(percentile(lat, 0.5));
-      $("latency-max").textContent = ms(lat.length ? Math.max(...lat) : NaN);
+      draw();
     });
+  }
+
+  /** Draws the counters now. */
+  function draw() {
+    if (!run) return;
+    $("events").textContent = String(run.received);
+    $("last-id").textContent = String(run.lastId);
+    $("connections").textContent = String(run.connections);
+    $("cuts").textContent = String(run.cuts);
+    $("replayed").textContent = String(run.replayed);
+    $("gaps").textContent = String(run.gaps);
+    $("duplicates").textContent = String(run.duplicates);
+    const lat = run.latenciesMs;
+    $("latency-last").textContent = ms(lat.length ? lat[lat.length - 1] : NaN);
+    $("latency-p50").textContent = ms(percentile(lat, 0.5));
+    $("latency-max").textContent = ms(lat.length ? Math.max(...lat) : NaN);
   }
 
   /** For tests and the curious: the run's counters, read from the console as demo.stats(). */
