@@ -20,6 +20,7 @@ import io.iqstream.bench.server.NchanServer;
 import io.iqstream.bench.server.NettyFloorServer;
 import io.iqstream.bench.server.Placement;
 import io.iqstream.bench.server.ProcTree;
+import io.iqstream.bench.server.ServerHistogram;
 import io.iqstream.bench.server.ServerUnderTest;
 import io.iqstream.bench.server.SoketiServer;
 import io.iqstream.bench.workload.RunScript;
@@ -390,6 +391,8 @@ public final class BenchRunner {
       double warmupS = (t.windowStartNs() - t.startNs()) / 1e9;
       log("  warm-up %.1fs, server CPU µs/event per slice %s%s", warmupS, slices.figures(),
           settled ? "" : slices.why());
+      // the server's own resume histogram, read before the window's CPU is counted (the request costs it some)
+      ServerHistogram resume0 = server.resumeHistogram();
       sleepUntil(t.windowStartNs());
       long cpu0 = ProcTree.cpuMicros(pids);
       long gen0 = ProcTree.selfCpuMicros();
@@ -429,6 +432,7 @@ public final class BenchRunner {
       long w1 = System.nanoTime();
       // loaded: the live heap with K runs in flight, read once the window's CPU time is taken (its full
       // collection falls in the drain, whose events count for delivery but not for latency or CPU)
+      ServerHistogram resume1 = server.resumeHistogram();
       String counters = server.memoryCounters();
       long heapLoaded = heapRest < 0 ? -1 : server.heapUsedKib();
       LoadStats s = gen.await();
@@ -484,6 +488,12 @@ public final class BenchRunner {
               + " them), preempted %.0f/s, its CPU by thread %s", row.loadgenStimeShare(),
           row.loadgenCpusBusyUtil(), row.loadgenCpusSoftirqUtil(), (genPreempt1 - genPreempt0) / windowS,
           row.loadgenCpuByThread());
+      if (resume1 != null) {
+        log("  resume: the generator's p50 %s / p99 %s ms (n %d); the server's own part in the window"
+                + " (iqstream_resume_seconds, first byte read to the replay's flush): %s", row.resumeP50Ms(),
+            row.resumeP99Ms(), row.reconnectingRuns(),
+            resume0 == null ? "not read at the window's start" : resume1.since(resume0).describe());
+      }
       log("  memory: %s KiB/run (RSS %d -> %d KiB, live heap %d -> %d KiB)%s", row.memKibPerRun(),
           rssRest, rssMax, heapRest, heapLoaded, counters == null ? "" : "; the server's own count: " + counters);
       if (s.publishErrors + s.subscribeErrors + s.connectFailures > 0) {

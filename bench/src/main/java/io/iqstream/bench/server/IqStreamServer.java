@@ -142,9 +142,8 @@ public final class IqStreamServer extends ProcessServer {
     if (process == null || port == 0) {
       return null;
     }
-    try (HttpClient client = HttpClient.newHttpClient()) {
-      String m = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
-          .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+    try {
+      String m = metricsText();
       return String.format(Locale.ROOT, "runs held %d (publishers %d, subscribers %d), log budget charge %.1f MiB,"
               + " pool %.1f MiB in chunks, %.1f MiB of pages in use", gauge(m, "iqstream_runs_active"),
           gauge(m, "iqstream_publishers_active"), gauge(m, "iqstream_subscribers_active"),
@@ -153,6 +152,27 @@ public final class IqStreamServer extends ProcessServer {
           gauge(m, "iqstream_direct_memory_active_bytes") / 1048576.0);
     } catch (Exception e) {
       return "server counters not read: " + e;
+    }
+  }
+
+  /** Its {@code iqstream_resume_seconds} now; null when not running, not read, or an older server's. */
+  @Override
+  public ServerHistogram resumeHistogram() {
+    if (process == null || port == 0) {
+      return null;
+    }
+    try {
+      return ServerHistogram.parse(metricsText(), "iqstream_resume_seconds");
+    } catch (Exception e) {
+      System.err.println("[bench] resume histogram of " + name() + " not read: " + e);
+      return null;
+    }
+  }
+
+  private String metricsText() throws Exception {
+    try (HttpClient client = HttpClient.newHttpClient()) {
+      return client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
+          .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
     }
   }
 

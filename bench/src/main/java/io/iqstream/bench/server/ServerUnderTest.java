@@ -40,6 +40,14 @@ public interface ServerUnderTest extends AutoCloseable {
     return null;
   }
 
+  /**
+   * The server's own histogram of its part of a resume (IQ-Stream's {@code iqstream_resume_seconds}: from the
+   * request's first byte to the replay's first flush), read now; null for servers that keep none.
+   */
+  default ServerHistogram resumeHistogram() {
+    return null;
+  }
+
   /** The tail of the server's output (kept beside the results). */
   String output();
 
