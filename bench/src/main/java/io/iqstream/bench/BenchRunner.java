@@ -430,9 +430,9 @@ public final class BenchRunner {
       MachineCpu genCpus = MachineCpu.read(generatorCpus).since(genCpus0);
       Map<String, Long> genThreads1 = ProcTree.selfCpuMicrosByThreadKind();
       long w1 = System.nanoTime();
+      ServerHistogram resume1 = server.resumeHistogram();
       // loaded: the live heap with K runs in flight, read once the window's CPU time is taken (its full
       // collection falls in the drain, whose events count for delivery but not for latency or CPU)
-      ServerHistogram resume1 = server.resumeHistogram();
       String counters = server.memoryCounters();
       long heapLoaded = heapRest < 0 ? -1 : server.heapUsedKib();
       LoadStats s = gen.await();
