@@ -58,12 +58,11 @@ public record ServerHistogram(double[] boundsS, long[] cumulative, long count, d
 
   /** Observations at or under {@code boundS} (one of the bounds), as a share of the count; NaN for none. */
   public double shareUnder(double boundS) {
-    for (int i = 0; i < boundsS.length; i++) {
-      if (boundsS[i] == boundS) {
-        return count == 0 ? Double.NaN : cumulative[i] / (double) count;
-      }
+    int i = indexOf(boundS);
+    if (i < 0) {
+      throw new IllegalArgumentException("no bucket bound " + boundS);
     }
-    throw new IllegalArgumentException("no bucket bound " + boundS);
+    return count == 0 ? Double.NaN : cumulative[i] / (double) count;
   }
 
   /** The bucket that holds the median, as {@code (low, high] ms}; "–" for no observation. */
@@ -89,20 +88,20 @@ public record ServerHistogram(double[] boundsS, long[] cumulative, long count, d
     StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "n %d, mean %.3f ms, median in %s", count,
         sumS / count * 1e3, medianBucket()));
     for (double bound : SHARES_UNDER_S) {
-      if (hasBound(bound)) {
+      if (indexOf(bound) >= 0) {
         sb.append(String.format(Locale.ROOT, ", ≤ %s ms %.0f%%", ms(bound), 100 * shareUnder(bound)));
       }
     }
     return sb.toString();
   }
 
-  private boolean hasBound(double boundS) {
-    for (double b : boundsS) {
-      if (b == boundS) {
-        return true;
+  private int indexOf(double boundS) {
+    for (int i = 0; i < boundsS.length; i++) {
+      if (boundsS[i] == boundS) {
+        return i;
       }
     }
-    return false;
+    return -1;
   }
 
   private static String ms(double seconds) {
