@@ -4,7 +4,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { DurableStream, IdempotentProducer, stream } from "@durable-streams/client";
-import { SERVER, startTarget, uniquePath } from "./support.js";
+import { SERVER, startTarget, uniquePath, waitFor } from "./support.js";
 
 let target;
 before(async () => { target = await startTarget(); });
@@ -24,17 +24,28 @@ async function jsonStream(path, node = 0) {
   return { handle, producer, errors };
 }
 
-/** Reads with subscribeJson until the stream says it is closed; resolves with the items, the batches' offsets and the session. */
-async function readToEof(opts) {
-  const res = await stream({ json: true, ...opts });
+/**
+ * Reads with subscribeJson: `items` and `offsets` fill as batches come; `ended` resolves with the session once the
+ * subscriber has had the batch that ends at the session's last offset. Not at `res.closed` alone: the client resolves
+ * it when the session's last response is queued, before the subscriber has seen it, so a read whose first answer
+ * was already the closed stream ended with no item (the CI of 2026-12-03, when the forwarded read's first answer
+ * came after the closure; against the reference server too). Nor at a batch saying `streamClosed`: over SSE the
+ * closure's own control event, after the last data, makes no batch.
+ */
+function readToEof(opts) {
   const items = [];
   const offsets = [];
-  res.subscribeJson((batch) => {
-    items.push(...batch.items);
-    offsets.push(batch.offset);
-  });
-  await res.closed;
-  return { res, items, offsets };
+  const ended = (async () => {
+    const res = await stream({ json: true, ...opts });
+    res.subscribeJson((batch) => {
+      items.push(...batch.items);
+      offsets.push(batch.offset);
+    });
+    await res.closed;
+    await waitFor(() => offsets.at(-1) === res.offset, "the subscriber's batch at the session's last offset", 5_000);
+    return { res, items, offsets };
+  })();
+  return { items, ended };
 }
 
 describe(`@durable-streams/client on ${SERVER}`, () => {
@@ -47,18 +58,31 @@ describe(`@durable-streams/client on ${SERVER}`, () => {
       await producer.flush();
       // the browser reads from the other node of the cluster, from the start, and stays live
       const reading = readToEof({ url: target.streamUrl(1, path), headers: reader(path), offset: "-1", live });
-      await new Promise((r) => setTimeout(r, 300)); // the reader is caught up and waiting live
+      await waitFor(() => reading.items.length >= first.length, "the reader's catch-up"); // now it waits live
       const rest = events(5, 40);
       for (const e of rest) producer.append(JSON.stringify(e));
       const closed = await producer.close();
       assert.equal(typeof closed.finalOffset, "string");
-      const { res, items, offsets } = await reading;
+      const { res, items, offsets } = await reading.ended;
       assert.deepEqual(errors, []);
       assert.deepEqual(items, [...first, ...rest]);
       assert.equal(res.streamClosed, true, "the session ended at EOF (the stream's closure), not at a cut connection");
       assert.equal(res.offset, closed.finalOffset, "it ended at the closing offset");
       assert.equal(offsets.at(-1), closed.finalOffset, "the last batch ends at the closing offset");
       assert.ok(offsets.every((o, i) => i === 0 || o >= offsets[i - 1]), "offsets never go back (they are ordered strings)");
+    });
+  }
+
+  for (const live of ["sse", "long-poll"]) {
+    test(`stream({ live: '${live}' }) opened after the closure gets the whole stream and EOF`, async () => {
+      const path = uniquePath(`clients/after-${live}`);
+      const { producer } = await jsonStream(path);
+      for (const e of events(0, 40)) producer.append(JSON.stringify(e));
+      const closed = await producer.close();
+      const { res, items } = await readToEof({ url: target.streamUrl(1, path), headers: reader(path), offset: "-1", live }).ended;
+      assert.deepEqual(items, events(0, 40));
+      assert.equal(res.streamClosed, true);
+      assert.equal(res.offset, closed.finalOffset);
     });
   }
 
@@ -77,13 +101,13 @@ describe(`@durable-streams/client on ${SERVER}`, () => {
     for (const e of events(10, 25)) producer.append(JSON.stringify(e));
     await producer.flush();
     const reading = readToEof({ url: target.streamUrl(1, path), headers: reader(path), offset: saved, live: "sse" });
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => reading.items.length >= 15, "the returning reader's catch-up");
     for (const e of events(25, 30)) producer.append(JSON.stringify(e));
     const { finalOffset } = await producer.close();
-    const { items } = await reading;
+    const { items } = await reading.ended;
     assert.deepEqual(items, events(10, 30), "nothing lost, nothing seen twice");
     // a catch-up of the closed stream from its end: nothing more, and EOF at once
-    const tail = await readToEof({ url: target.streamUrl(0, path), headers: reader(path), offset: finalOffset, live: "sse" });
+    const tail = await readToEof({ url: target.streamUrl(0, path), headers: reader(path), offset: finalOffset, live: "sse" }).ended;
     assert.deepEqual(tail.items, []);
     assert.equal(tail.res.streamClosed, true);
   });
