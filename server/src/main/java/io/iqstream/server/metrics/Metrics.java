@@ -183,6 +183,9 @@ public final class Metrics {
         gauge(sb, "iqstream_memory_used_bytes", "Bytes committed to event logs and reservations.",
                 budget.committedBytes());
         gauge(sb, "iqstream_memory_budget_bytes", "Memory budget for event logs.", budget.budgetBytes());
+        gauge(sb, "iqstream_memory_copies_bytes", "Of the memory used, bytes charged for unpacked copies of packed"
+                + " log segments (one per segment that resumers read, and each live run's newest packed segment for"
+                + " 2 s); at most a quarter of the budget.", budget.copyBytes());
         gauge(sb, "iqstream_expected_run_bytes", "Learned size reserved for each new run.",
                 budget.expectedRunBytes());
         gauge(sb, "iqstream_direct_memory_used_bytes",

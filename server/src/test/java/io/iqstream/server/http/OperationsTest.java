@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.testing.ChunkedPublisher;
+import io.iqstream.server.testing.Conditions;
 import io.iqstream.server.testing.Http;
 import io.iqstream.server.testing.SseClient;
 import io.iqstream.server.testing.TestServer;
@@ -34,6 +35,15 @@ class OperationsTest {
             assertTrue(text.contains("iqstream_refusals_total{reason=\"unauthenticated\"} 1\n"), text);
             assertTrue(text.contains("# TYPE iqstream_relay_latency_seconds histogram"), text);
             assertTrue(text.contains("iqstream_memory_budget_bytes "), text);
+            assertTrue(text.contains("# TYPE iqstream_memory_copies_bytes gauge"), text);
+            // the reader of m1 read its sealed (packed) log through a counted copy, given back once it left
+            Conditions.await("the copies' count back at 0", 5_000, () -> {
+                try {
+                    return Http.get(server.base() + "/metrics").body().contains("\niqstream_memory_copies_bytes 0\n");
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
         }
     }
 
