@@ -393,6 +393,7 @@ public final class BenchRunner {
           settled ? "" : slices.why());
       // the server's own resume histogram, read before the window's CPU is counted (the request costs it some)
       ServerHistogram resume0 = server.resumeHistogram();
+      ServerHistogram accept0 = server.resumeAcceptHistogram();
       sleepUntil(t.windowStartNs());
       long cpu0 = ProcTree.cpuMicros(pids);
       long gen0 = ProcTree.selfCpuMicros();
@@ -431,6 +432,7 @@ public final class BenchRunner {
       Map<String, Long> genThreads1 = ProcTree.selfCpuMicrosByThreadKind();
       long w1 = System.nanoTime();
       ServerHistogram resume1 = server.resumeHistogram();
+      ServerHistogram accept1 = server.resumeAcceptHistogram();
       // loaded: the live heap with K runs in flight, read once the window's CPU time is taken (its full
       // collection falls in the drain, whose events count for delivery but not for latency or CPU)
       String counters = server.memoryCounters();
@@ -493,6 +495,11 @@ public final class BenchRunner {
                 + " (iqstream_resume_seconds, first byte read to the replay's flush): %s", row.resumeP50Ms(),
             row.resumeP99Ms(), row.reconnectingRuns(),
             resume0 == null ? "not read at the window's start" : resume1.since(resume0).describe());
+      }
+      if (accept1 != null) {
+        log("  resume: before the server's part (iqstream_resume_accept_seconds, the connection's accept to the"
+            + " request's first byte read): %s",
+            accept0 == null ? "not read at the window's start" : accept1.since(accept0).describe());
       }
       log("  memory: %s KiB/run (RSS %d -> %d KiB, live heap %d -> %d KiB)%s", row.memKibPerRun(),
           rssRest, rssMax, heapRest, heapLoaded, counters == null ? "" : "; the server's own count: " + counters);

@@ -158,13 +158,23 @@ public final class IqStreamServer extends ProcessServer {
   /** Its {@code iqstream_resume_seconds} now; null when not running, not read, or an older server's. */
   @Override
   public ServerHistogram resumeHistogram() {
+    return histogram("iqstream_resume_seconds");
+  }
+
+  /** Its {@code iqstream_resume_accept_seconds} now; null when not running, not read, or an older server's. */
+  @Override
+  public ServerHistogram resumeAcceptHistogram() {
+    return histogram("iqstream_resume_accept_seconds");
+  }
+
+  private ServerHistogram histogram(String name) {
     if (process == null || port == 0) {
       return null;
     }
     try {
-      return ServerHistogram.parse(metricsText(), "iqstream_resume_seconds");
+      return ServerHistogram.parse(metricsText(), name);
     } catch (Exception e) {
-      System.err.println("[bench] resume histogram of " + name() + " not read: " + e);
+      System.err.println("[bench] " + name + " of " + name() + " not read: " + e);
       return null;
     }
   }

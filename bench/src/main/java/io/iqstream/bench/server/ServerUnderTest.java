@@ -48,6 +48,15 @@ public interface ServerUnderTest extends AutoCloseable {
     return null;
   }
 
+  /**
+   * The server's own histogram of the wait before its part of a resume (IQ-Stream's
+   * {@code iqstream_resume_accept_seconds}: from the new connection's accept to the request's first byte read);
+   * null for servers that keep none.
+   */
+  default ServerHistogram resumeAcceptHistogram() {
+    return null;
+  }
+
   /** The tail of the server's output (kept beside the results). */
   String output();
 

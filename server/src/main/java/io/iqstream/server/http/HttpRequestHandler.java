@@ -585,6 +585,10 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
             subscribe.start();
             if (lastEventId > 0 && subscribe.hasBegun()) {
                 metrics.resumeLatency(System.nanoTime() - timeouts.headStartNanos());
+                long waited = timeouts.acceptToHeadNanos();
+                if (waited >= 0) {
+                    metrics.resumeAcceptToHead(waited);
+                }
             }
         } else {
             RunStatusHandler.serve(server, ctx, request, registry, runId, keepAlive);

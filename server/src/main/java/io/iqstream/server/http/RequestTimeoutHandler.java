@@ -50,6 +50,8 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
     private ScheduledFuture<?> timer;
     private int generation;
     private long headStartNanos;
+    private long activeNanos;
+    private int heads;
 
     public RequestTimeoutHandler(long headerTimeoutMs, long idleTimeoutMs, Metrics metrics, HttpReplies replies) {
         this.headerTimeoutMs = headerTimeoutMs;
@@ -70,6 +72,7 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
                 if (state == State.HEAD) {
                     if (!headStarted) {
                         headStartNanos = System.nanoTime();
+                        heads++;
                     }
                     headStarted = true;
                 }
@@ -83,6 +86,14 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
         return headStartNanos;
     }
 
+    /**
+     * For the connection's first request: from the connection's activation (its accept, on the same loop turn) to
+     * that request's first byte read, in nanoseconds; -1 for any later request on the connection.
+     */
+    public long acceptToHeadNanos() {
+        return heads == 1 ? headStartNanos - activeNanos : -1;
+    }
+
     @Override
     public void handlerAdded(ChannelHandlerContext context) {
         this.ctx = context;
@@ -90,6 +101,7 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
 
     @Override
     public void channelActive(ChannelHandlerContext context) {
+        activeNanos = System.nanoTime();
         arm(headerTimeoutMs);
         context.fireChannelActive();
     }

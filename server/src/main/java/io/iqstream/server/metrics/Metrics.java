@@ -63,6 +63,10 @@ public final class Metrics {
     private final LatencyHistogram resumeLatency = new LatencyHistogram("iqstream_resume_seconds",
             "From the first byte of a resuming subscriber's request (Last-Event-ID) to its replay's first write"
             + " and flush.");
+    private final LatencyHistogram resumeAcceptToHead = new LatencyHistogram("iqstream_resume_accept_seconds",
+            "For a resume that is its connection's first request: from the connection's accept to the request's first"
+            + " byte read (the client's sending and the wait for the worker's next read), before"
+            + " iqstream_resume_seconds begins.");
     /** The cluster part's metrics ({@code --peers}); rendered only once {@link #clustered()} was called. */
     public final ClusterMetrics cluster = new ClusterMetrics();
     private volatile boolean clustered;
@@ -109,6 +113,11 @@ public final class Metrics {
      */
     public void resumeLatency(long nanos) {
         resumeLatency.record(nanos);
+    }
+
+    /** Records, for a resume that is its connection's first request, the time from the accept to its first byte. */
+    public void resumeAcceptToHead(long nanos) {
+        resumeAcceptToHead.record(nanos);
     }
 
     /** The Prometheus text exposition (format 0.0.4). */
@@ -197,6 +206,7 @@ public final class Metrics {
         gauge(sb, "iqstream_draining", "1 while draining after SIGTERM.", draining ? 1 : 0);
         relayLatency.render(sb);
         resumeLatency.render(sb);
+        resumeAcceptToHead.render(sb);
         if (clustered) {
             cluster.render(sb);
         }

@@ -71,6 +71,8 @@ class OperationsTest {
             assertTrue(text.contains("# TYPE iqstream_resume_seconds histogram"), text);
             assertTrue(text.contains("iqstream_resume_seconds_count 1\n"), text);
             assertTrue(text.contains("iqstream_resume_seconds_bucket{le=\"+Inf\"} 1\n"), text);
+            // the resume was its connection's first request: its wait from the accept is counted too, once
+            assertTrue(text.contains("iqstream_resume_accept_seconds_count 1\n"), text);
         }
     }
 

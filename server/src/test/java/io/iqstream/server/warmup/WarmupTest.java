@@ -49,6 +49,7 @@ class WarmupTest {
             assertEquals(0, gauge(metrics, "iqstream_events_in_total"));
             assertEquals(0, gauge(metrics, "iqstream_events_out_total"));
             assertEquals(0, gauge(metrics, "iqstream_resume_seconds_count"));
+            assertEquals(0, gauge(metrics, "iqstream_resume_accept_seconds_count"));
             // the warm-up's runs were its own: the server's port does not know them
             HttpResponse<String> gone = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
                     server.base() + "/v1/runs/warmup-run-0/events?access_token=" + Tokens.subscriber("*")))
