@@ -51,7 +51,7 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
     private int generation;
     private long headStartNanos;
     private long activeNanos;
-    private int heads;
+    private int requests;
 
     public RequestTimeoutHandler(long headerTimeoutMs, long idleTimeoutMs, Metrics metrics, HttpReplies replies) {
         this.headerTimeoutMs = headerTimeoutMs;
@@ -72,7 +72,6 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
                 if (state == State.HEAD) {
                     if (!headStarted) {
                         headStartNanos = System.nanoTime();
-                        heads++;
                     }
                     headStarted = true;
                 }
@@ -91,7 +90,7 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
      * that request's first byte read, in nanoseconds; -1 for any later request on the connection.
      */
     public long acceptToHeadNanos() {
-        return heads == 1 ? headStartNanos - activeNanos : -1;
+        return requests == 1 ? headStartNanos - activeNanos : -1;
     }
 
     @Override
@@ -110,6 +109,7 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
     public void channelRead(ChannelHandlerContext context, Object msg) {
         if (msg instanceof HttpRequest) {
             cancel();
+            requests++;
             state = State.IN_FLIGHT;
             headStarted = false;
             requestEnded = false;

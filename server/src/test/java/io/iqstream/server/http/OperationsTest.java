@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.iqstream.server.testing.ChunkedPublisher;
 import io.iqstream.server.testing.Conditions;
 import io.iqstream.server.testing.Http;
+import io.iqstream.server.testing.RawHttp;
 import io.iqstream.server.testing.SseClient;
 import io.iqstream.server.testing.TestServer;
 import io.iqstream.server.testing.Tokens;
@@ -37,13 +38,8 @@ class OperationsTest {
             assertTrue(text.contains("iqstream_memory_budget_bytes "), text);
             assertTrue(text.contains("# TYPE iqstream_memory_copies_bytes gauge"), text);
             // the reader of m1 read its sealed (packed) log through a counted copy, given back once it left
-            Conditions.await("the copies' count back at 0", 5_000, () -> {
-                try {
-                    return Http.get(server.base() + "/metrics").body().contains("\niqstream_memory_copies_bytes 0\n");
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            });
+            Conditions.await("the copies' count back at 0", 5_000,
+                    () -> metricsText(server).contains("\niqstream_memory_copies_bytes 0\n"));
         }
     }
 
@@ -73,6 +69,35 @@ class OperationsTest {
             assertTrue(text.contains("iqstream_resume_seconds_bucket{le=\"+Inf\"} 1\n"), text);
             // the resume was its connection's first request: its wait from the accept is counted too, once
             assertTrue(text.contains("iqstream_resume_accept_seconds_count 1\n"), text);
+        }
+    }
+
+    @Test
+    void aResumeAfterAnotherRequestOnItsConnectionIsNotTimedFromTheAccept() throws Exception {
+        try (TestServer server = TestServer.start()) {
+            String admin = Tokens.admin();
+            Http.publish(server.base(), "kept", admin, "{\"type\":\"RUN_STARTED\"}",
+                    "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\"x\"}", "{\"type\":\"RUN_FINISHED\"}");
+            try (RawHttp c = new RawHttp(server.port())) {
+                // the run's status first, then the resume on the same kept-alive connection
+                c.send("GET /v1/runs/kept HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + admin + "\r\n\r\n");
+                assertEquals(200, c.readReply().status());
+                c.send("GET /v1/runs/kept/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + admin
+                        + "\r\nLast-Event-ID: 1\r\nConnection: close\r\n\r\n");
+                assertTrue(c.readToClose().contains("id: 2\n"), "the resume replays event 2");
+            }
+            Conditions.await("the resume counted", 5_000, () -> metricsText(server).contains(
+                    "iqstream_resume_seconds_count 1\n"));
+            // its connection's accept was long before its first byte (another request came between): not a wait
+            assertTrue(metricsText(server).contains("iqstream_resume_accept_seconds_count 0\n"), metricsText(server));
+        }
+    }
+
+    private static String metricsText(TestServer server) {
+        try {
+            return Http.get(server.base() + "/metrics").body();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
         }
     }
 
