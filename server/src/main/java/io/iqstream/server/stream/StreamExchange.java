@@ -197,9 +197,16 @@ public final class StreamExchange {
                 refuse(HttpResponseStatus.BAD_REQUEST, "Stream-Fork-Offset is beyond the source stream's end");
                 return;
             }
+            // held before its log is read: a source freed on its own worker meanwhile is never read (its
+            // segments released), and from here every refusal gives the hold back
+            if (!streams.holdForFork(parent)) {
+                refuse(HttpResponseStatus.NOT_FOUND, "no stream to fork at " + forkedFrom);
+                return;
+            }
             if (subOffset > 0) {
                 prefix = subOffsetPrefix(parent, forkPosition, subOffset);
                 if (prefix == null) {
+                    letGo(parent);
                     return;
                 }
             }
@@ -217,12 +224,14 @@ public final class StreamExchange {
             initial = message(DurableStreamProtocol.isJson(contentType), body, true);
             if (initial == null) {
                 release(prefix);
+                letGo(parent);
                 return;
             }
         }
         if (!streams.admit()) {
             release(prefix);
             release(initial);
+            letGo(parent);
             overBudget();
             return;
         }
@@ -233,6 +242,7 @@ public final class StreamExchange {
             streams.unadmit();
             release(prefix);
             release(initial);
+            letGo(parent);
             refuse(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "a stream holds at most " + streams.maxStreamBytes()
                     + " bytes (--max-run-bytes)");
             return;
@@ -242,12 +252,8 @@ public final class StreamExchange {
         release(initial);
         if (!stored) {
             unmake(s);
+            letGo(parent);
             overBudget();
-            return;
-        }
-        if (parent != null && !streams.holdForFork(parent)) {
-            unmake(s);
-            refuse(HttpResponseStatus.NOT_FOUND, "no stream to fork at " + forkedFrom);
             return;
         }
         if (createClosed) {
@@ -275,6 +281,13 @@ public final class StreamExchange {
         }
         s.log.append(message);
         return true;
+    }
+
+    /** A fork's create refused after its source was held ({@code parent}: null for a plain create): the hold given back. */
+    private void letGo(DurableStream parent) {
+        if (parent != null) {
+            streams.releaseFork(parent);
+        }
     }
 
     /** A stream made by a create that is refused after all: its segments and charge given back. */

@@ -103,6 +103,32 @@ class StreamSegmentsTest {
         }
     }
 
+    @Test
+    void aForkRefusedAfterItsSourceWasHeldHoldsNothingOfIt() throws Exception {
+        try (TestServer server = TestServer.start("--durable-streams-open", "true", "--max-event-bytes", "16k",
+                "--max-run-bytes", "64k")) {
+            long before = used(server);
+            String source = server.base() + "/v1/stream/segments/held";
+            assertEquals(201, send("PUT", source, null, TYPE, "text/plain").statusCode());
+            HttpResponse<String> first = send("POST", source, "0123456789", TYPE, "text/plain");
+            assertEquals(204, first.statusCode());
+            assertEquals(204, send("POST", source, "abcdefghij", TYPE, "text/plain").statusCode());
+            String at = first.headers().firstValue("Stream-Next-Offset").orElseThrow();
+            String fork = server.base() + "/v1/stream/segments/held-fork";
+            // refused once the source is held (it is held before its log is read): each gives the hold back
+            HttpResponse<String> past = send("PUT", fork, null, TYPE, "text/plain", "Stream-Forked-From",
+                    "/v1/stream/segments/held", "Stream-Fork-Offset", at, "Stream-Fork-Sub-Offset", "11");
+            assertEquals(400, past.statusCode(), "a sub-offset past the message: " + past.body());
+            HttpResponse<String> large = send("PUT", fork, "x".repeat(70 * 1024), TYPE, "text/plain",
+                    "Stream-Forked-From", "/v1/stream/segments/held");
+            assertEquals(413, large.statusCode(), "a first message over --max-run-bytes: " + large.body());
+            // so the source's delete frees it now: with a hold left behind it would stay, deleted but charged
+            assertEquals(204, send("DELETE", source, null).statusCode());
+            assertEquals(before, used(server), "the source's delete gives back all of it");
+            assertEquals(404, send("GET", source + "?offset=-1", null).statusCode());
+        }
+    }
+
     /** Reads {@code count} answers of 204 from a pipelined connection; returns how many were 204. */
     private static int answers(InputStream in, int count) throws Exception {
         ByteArrayOutputStream seen = new ByteArrayOutputStream();
