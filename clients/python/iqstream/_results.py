@@ -1,4 +1,6 @@
-"""What the client's calls come to: ``PublishResult`` and ``RunStatus``, and the errors they raise.
+"""What the client's calls come to: ``PublishResult`` and ``RunStatus``, the errors they raise, and how a reply
+becomes one of them (``http_error``, ``parse_result``, ``published``, ``status_of``, ``check_deleted``), the same for the
+synchronous and the asyncio client.
 
 Defined here, below both the publishers and their repair step (``_repair``), so that each can use them without
 importing the other; users import them from ``iqstream`` (or ``iqstream.client``, whose names they carry).
@@ -6,6 +8,7 @@ importing the other; users import them from ``iqstream`` (or ``iqstream.client``
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Optional
 
@@ -78,3 +81,61 @@ class RunStatus:
     subscribers: int
     age_ms: int
     publishing: bool = False  # a publish request is open on it now (False if the server does not say)
+
+
+def http_error(run_id: Optional[str], status: int, body: bytes, retry_after: Optional[str]) -> IqStreamHttpError:
+    """The error for a refusal: its JSON ``error``, ``message``, ``position`` and ``lastEventId``, and Retry-After."""
+    code = message = last_event_id = None
+    position = 0
+    try:
+        doc = json.loads(body.decode("utf-8"))
+        if isinstance(doc, dict):
+            code = doc.get("error")
+            message = doc.get("message")
+            position = int(doc.get("position") or 0)
+            if isinstance(doc.get("lastEventId"), int):
+                last_event_id = doc["lastEventId"]
+    except (ValueError, UnicodeDecodeError):
+        message = body[:200].decode("utf-8", "replace") or None
+    after = None
+    if retry_after and retry_after.strip().isdigit():
+        after = float(retry_after.strip())
+    kind = RunStoppedError if status == 409 and code == RunStoppedError.CODE else IqStreamHttpError
+    return kind(run_id, status, code, message, position, after, last_event_id)
+
+
+def parse_result(run_id: str, body: bytes) -> PublishResult:
+    """A completed publish's reply, ``{"runId", "lastEventId", "ended"}``."""
+    try:
+        doc = json.loads(body.decode("utf-8"))
+        return PublishResult(doc.get("runId", run_id), int(doc["lastEventId"]), bool(doc["ended"]))
+    except (ValueError, KeyError, TypeError) as e:
+        raise IqStreamError(f"unreadable publish reply: {body[:200]!r}", run_id) from e
+
+
+def published(run_id: str, status: int, retry_after: Optional[str], body: bytes) -> PublishResult:
+    """A whole publish's answer: 200 with its result, the refusal raised for anything else."""
+    if status != 200:
+        raise http_error(run_id, status, body, retry_after)
+    return parse_result(run_id, body)
+
+
+def status_of(run_id: str, status: int, retry_after: Optional[str], body: bytes) -> Optional[RunStatus]:
+    """``GET /v1/runs/{runId}``'s answer: its status, None for 404, the refusal raised for anything else."""
+    if status == 404:
+        return None
+    if status != 200:
+        raise http_error(run_id, status, body, retry_after)
+    try:
+        doc = json.loads(body.decode("utf-8"))
+        return RunStatus(doc.get("runId", run_id), int(doc.get("events", 0)), int(doc.get("bytes", 0)),
+                         bool(doc.get("ended")), int(doc.get("subscribers", 0)), int(doc.get("ageMs", 0)),
+                         bool(doc.get("publishing", False)))
+    except (ValueError, TypeError, AttributeError) as e:
+        raise IqStreamError(f"unreadable run status: {body[:200]!r}", run_id) from e
+
+
+def check_deleted(run_id: str, status: int, retry_after: Optional[str], body: bytes) -> None:
+    """``DELETE /v1/runs/{runId}``'s answer: 200 (stopped) or 204 (dropped), the refusal raised for anything else."""
+    if status not in (200, 204):
+        raise http_error(run_id, status, body, retry_after)

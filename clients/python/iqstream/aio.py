@@ -25,6 +25,7 @@ import ssl
 import urllib.parse
 from typing import Any, AsyncIterable, AsyncIterator, Callable, Iterable, NoReturn, Optional, Union
 
+from . import _results
 from ._http import Endpoint, HttpExchange, HttpResponse
 from ._repair import AskStatus, Done, Fail, Probe, Repair, RestoreBuffer, Step, Wait
 from ._sse import SseParser
@@ -163,29 +164,19 @@ class AsyncClient:
         body = b"".join(event_line(e) for e in events)
         status, retry_after, reply = await self._request(
             "POST", self.events_path(run_id), body, {"Content-Type": "application/x-ndjson"}, run_id)
-        if status != 200:
-            raise IqStreamClient.http_error(run_id, status, reply, retry_after)
-        return IqStreamClient.parse_result(run_id, reply)
+        return _results.published(run_id, status, retry_after, reply)
 
     async def status(self, run_id: str) -> Optional[RunStatus]:
         """The run's status, or None if the server has no such run (404)."""
         _check_run_id(run_id)
         status, retry_after, reply = await self._request("GET", f"{self.prefix}/v1/runs/{run_id}", run_id=run_id)
-        if status == 404:
-            return None
-        if status != 200:
-            raise IqStreamClient.http_error(run_id, status, reply, retry_after)
-        doc = json.loads(reply.decode("utf-8"))
-        return RunStatus(doc.get("runId", run_id), int(doc.get("events", 0)), int(doc.get("bytes", 0)),
-                         bool(doc.get("ended")), int(doc.get("subscribers", 0)), int(doc.get("ageMs", 0)),
-                         bool(doc.get("publishing", False)))
+        return _results.status_of(run_id, status, retry_after, reply)
 
     async def delete(self, run_id: str) -> None:
         """Stops a running run (readers get RUN_ERROR STOPPED, its publisher ``RunStoppedError``), or drops an ended one."""
         _check_run_id(run_id)
         status, retry_after, reply = await self._request("DELETE", f"{self.prefix}/v1/runs/{run_id}", run_id=run_id)
-        if status not in (200, 204):
-            raise IqStreamClient.http_error(run_id, status, reply, retry_after)
+        _results.check_deleted(run_id, status, retry_after, reply)
 
     def subscribe(self, run_id: str, last_event_id: Optional[int] = None) -> "RunEvents":
         """Reads the run as IQ-Stream serves it (``async with iq.subscribe(run_id) as stream``): ``stream.raw()``

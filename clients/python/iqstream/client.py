@@ -34,6 +34,7 @@ import time
 import urllib.parse
 from typing import Any, BinaryIO, Callable, Iterable, NoReturn, Optional, Union
 
+from . import _results
 from ._repair import AskStatus, Done, Fail, Probe, Repair, RestoreBuffer, Step, Wait
 from ._results import IqStreamError, IqStreamHttpError, PublishResult, RunStatus, RunStoppedError
 
@@ -144,33 +145,9 @@ class IqStreamClient:
         finally:
             conn.close()
 
-    @staticmethod
-    def http_error(run_id: Optional[str], status: int, body: bytes, retry_after: Optional[str]) -> IqStreamHttpError:
-        code = message = last_event_id = None
-        position = 0
-        try:
-            doc = json.loads(body.decode("utf-8"))
-            if isinstance(doc, dict):
-                code = doc.get("error")
-                message = doc.get("message")
-                position = int(doc.get("position") or 0)
-                if isinstance(doc.get("lastEventId"), int):
-                    last_event_id = doc["lastEventId"]
-        except (ValueError, UnicodeDecodeError):
-            message = body[:200].decode("utf-8", "replace") or None
-        after = None
-        if retry_after and retry_after.strip().isdigit():
-            after = float(retry_after.strip())
-        kind = RunStoppedError if status == 409 and code == RunStoppedError.CODE else IqStreamHttpError
-        return kind(run_id, status, code, message, position, after, last_event_id)
-
-    @staticmethod
-    def parse_result(run_id: str, body: bytes) -> PublishResult:
-        try:
-            doc = json.loads(body.decode("utf-8"))
-            return PublishResult(doc.get("runId", run_id), int(doc["lastEventId"]), bool(doc["ended"]))
-        except (ValueError, KeyError, TypeError) as e:
-            raise IqStreamError(f"unreadable publish reply: {body[:200]!r}", run_id) from e
+    # the reply's meaning, shared with the asyncio client (kept here as the names they always had)
+    http_error = staticmethod(_results.http_error)
+    parse_result = staticmethod(_results.parse_result)
 
     # ---- API ----
 
@@ -184,30 +161,20 @@ class IqStreamClient:
         body = b"".join(event_line(e) for e in events)
         status, retry_after, reply = self._request(
             "POST", self.events_path(run_id), body, {"Content-Type": "application/x-ndjson"}, run_id)
-        if status != 200:
-            raise self.http_error(run_id, status, reply, retry_after)
-        return self.parse_result(run_id, reply)
+        return _results.published(run_id, status, retry_after, reply)
 
     def status(self, run_id: str) -> Optional[RunStatus]:
         """The run's status, or None if the server has no such run (404)."""
         _check_run_id(run_id)
         status, retry_after, reply = self._request("GET", f"{self.prefix}/v1/runs/{run_id}", run_id=run_id)
-        if status == 404:
-            return None
-        if status != 200:
-            raise self.http_error(run_id, status, reply, retry_after)
-        doc = json.loads(reply.decode("utf-8"))
-        return RunStatus(doc.get("runId", run_id), int(doc.get("events", 0)), int(doc.get("bytes", 0)),
-                         bool(doc.get("ended")), int(doc.get("subscribers", 0)), int(doc.get("ageMs", 0)),
-                         bool(doc.get("publishing", False)))
+        return _results.status_of(run_id, status, retry_after, reply)
 
     def delete(self, run_id: str) -> None:
         """Stops a running run (its readers get RUN_ERROR STOPPED, its open publisher a
         ``RunStoppedError``; it stays readable for the server's retention), or drops an ended run now."""
         _check_run_id(run_id)
         status, retry_after, reply = self._request("DELETE", f"{self.prefix}/v1/runs/{run_id}", run_id=run_id)
-        if status not in (200, 204):
-            raise self.http_error(run_id, status, reply, retry_after)
+        _results.check_deleted(run_id, status, retry_after, reply)
 
     def pipe_sse(self, run_id: str, source: Union[BinaryIO, Iterable[bytes]],
                  content_type: str = "text/event-stream") -> PublishResult:
