@@ -47,8 +47,7 @@ class OperationsTest {
     void resumesAreCountedInTheResumeHistogramAndFirstConnectionsAreNot() throws Exception {
         try (TestServer server = TestServer.start()) {
             String admin = Tokens.admin();
-            Http.publish(server.base(), "resumed", admin, "{\"type\":\"RUN_STARTED\"}",
-                    "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\"x\"}", "{\"type\":\"RUN_FINISHED\"}");
+            publishRunOfThree(server, "resumed", admin);
             try (SseClient first = SseClient.open(server.port(), "/v1/runs/resumed/events",
                     "Authorization: Bearer " + admin)) {
                 first.take(3, 5000);
@@ -58,12 +57,9 @@ class OperationsTest {
                 assertEquals("2", again.next(5000).id());
             }
             // recorded on the worker right after the replay's flush: wait for it rather than race it
-            String text = Http.get(server.base() + "/metrics").body();
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            while (!text.contains("iqstream_resume_seconds_count 1\n") && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-                text = Http.get(server.base() + "/metrics").body();
-            }
+            Conditions.await("the resume counted", 5_000,
+                    () -> metricsText(server).contains("iqstream_resume_seconds_count 1\n"));
+            String text = metricsText(server);
             assertTrue(text.contains("# TYPE iqstream_resume_seconds histogram"), text);
             assertTrue(text.contains("iqstream_resume_seconds_count 1\n"), text);
             assertTrue(text.contains("iqstream_resume_seconds_bucket{le=\"+Inf\"} 1\n"), text);
@@ -76,8 +72,7 @@ class OperationsTest {
     void aResumeAfterAnotherRequestOnItsConnectionIsNotTimedFromTheAccept() throws Exception {
         try (TestServer server = TestServer.start()) {
             String admin = Tokens.admin();
-            Http.publish(server.base(), "kept", admin, "{\"type\":\"RUN_STARTED\"}",
-                    "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\"x\"}", "{\"type\":\"RUN_FINISHED\"}");
+            publishRunOfThree(server, "kept", admin);
             try (RawHttp c = new RawHttp(server.port())) {
                 // the run's status first, then the resume on the same kept-alive connection
                 c.send("GET /v1/runs/kept HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + admin + "\r\n\r\n");
@@ -91,6 +86,12 @@ class OperationsTest {
             // its connection's accept was long before its first byte (another request came between): not a wait
             assertTrue(metricsText(server).contains("iqstream_resume_accept_seconds_count 0\n"), metricsText(server));
         }
+    }
+
+    /** RUN_STARTED, one TEXT_MESSAGE_CONTENT and RUN_FINISHED: an ended run of three events. */
+    private static void publishRunOfThree(TestServer server, String runId, String token) throws Exception {
+        Http.publish(server.base(), runId, token, "{\"type\":\"RUN_STARTED\"}",
+                "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"delta\":\"x\"}", "{\"type\":\"RUN_FINISHED\"}");
     }
 
     private static String metricsText(TestServer server) {
