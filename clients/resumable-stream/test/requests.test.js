@@ -36,12 +36,12 @@ async function startCountingProxy(targetPort) {
 
 const FRAME = (i) => `data: {"type":"text-delta","id":"t","delta":"w${i}"}\n\n`;
 
-/** A source of `n` frames, one every `gapMs`, after a start frame; [DONE] at the end once `hold` resolves. */
-function source(n, { gapMs = 10, hold } = {}) {
+/** A source of `n` frames, one every `gapMs`, after a start frame at `firstMs`; [DONE] at the end once `hold` resolves. */
+function source(n, { gapMs = 10, hold, firstMs = 0 } = {}) {
   let i = 0;
   return () => new ReadableStream({
     async pull(c) {
-      await new Promise((r) => setTimeout(r, i === 0 ? 0 : gapMs));
+      await new Promise((r) => setTimeout(r, i === 0 ? firstMs : gapMs));
       if (i === 0) c.enqueue('data: {"type":"start"}\n\n');
       else if (i <= n) c.enqueue(FRAME(i));
       else {
@@ -123,6 +123,20 @@ describe("what @iqstream/resumable-stream asks IQ-Stream (counted at a proxy bef
     assert.deepEqual(requests(), [`GET /v1/runs/resumable-stream:${streamId}/events?ifRunning=true`]);
     release();
     assert.equal(await readAll(second), await first);
+  });
+
+  test("createNewResumableStream waits for the run with a status request or two, however late the first token", async () => {
+    const streamId = id();
+    const requests = proxy.mark();
+    const started = performance.now();
+    // a model's first token a second after the call: the POST's head goes at once all the same (its body opens
+    // with an SSE comment), so the run exists before any token and the wait for it is not a poll for a second
+    const own = readAll(await ctx.createNewResumableStream(streamId, source(3, { firstMs: 1000 })));
+    const waited = performance.now() - started;
+    const statuses = requests().filter((line) => line === `GET /v1/runs/resumable-stream:${streamId}`);
+    assert.ok(statuses.length >= 1 && statuses.length <= 2, `${statuses.length} status requests: ${requests().join("; ")}`);
+    assert.ok(waited < 900, `resolved ${waited.toFixed(0)} ms after the call, before the first token`);
+    assert.match(await own, /^data: \{"type":"start"\}/, "the producer's own stream starts with its first frame");
   });
 
   for (const [name, context, bound] of [["by default each frame at once", () => ctx, (n) => n >= 40],
