@@ -20,6 +20,7 @@ import io.iqstream.bench.server.NchanServer;
 import io.iqstream.bench.server.NettyFloorServer;
 import io.iqstream.bench.server.Placement;
 import io.iqstream.bench.server.ProcTree;
+import io.iqstream.bench.server.ResumeHistograms;
 import io.iqstream.bench.server.ServerHistogram;
 import io.iqstream.bench.server.ServerUnderTest;
 import io.iqstream.bench.server.SoketiServer;
@@ -255,6 +256,11 @@ public final class BenchRunner {
     ReportWriter.write(dir, meta, servers, rows);
   }
 
+  /** What a server histogram read at the window's end observed since its reading at the start, described. */
+  private static String inWindow(ServerHistogram atStart, ServerHistogram atEnd) {
+    return atStart == null ? "not read at the window's start" : atEnd.since(atStart).describe();
+  }
+
   private static String setupName(ServerUnderTest server) {
     return server instanceof NchanServer n
         ? (n.publish() == NchanDriver.Publish.WEBSOCKET ? "websocket publisher" : "HTTP POST publisher")
@@ -392,8 +398,7 @@ public final class BenchRunner {
       log("  warm-up %.1fs, server CPU µs/event per slice %s%s", warmupS, slices.figures(),
           settled ? "" : slices.why());
       // the server's own resume histogram, read before the window's CPU is counted (the request costs it some)
-      ServerHistogram resume0 = server.resumeHistogram();
-      ServerHistogram accept0 = server.resumeAcceptHistogram();
+      ResumeHistograms resume0 = server.resumeHistograms();
       sleepUntil(t.windowStartNs());
       long cpu0 = ProcTree.cpuMicros(pids);
       long gen0 = ProcTree.selfCpuMicros();
@@ -431,8 +436,7 @@ public final class BenchRunner {
       MachineCpu genCpus = MachineCpu.read(generatorCpus).since(genCpus0);
       Map<String, Long> genThreads1 = ProcTree.selfCpuMicrosByThreadKind();
       long w1 = System.nanoTime();
-      ServerHistogram resume1 = server.resumeHistogram();
-      ServerHistogram accept1 = server.resumeAcceptHistogram();
+      ResumeHistograms resume1 = server.resumeHistograms();
       // loaded: the live heap with K runs in flight, read once the window's CPU time is taken (its full
       // collection falls in the drain, whose events count for delivery but not for latency or CPU)
       String counters = server.memoryCounters();
@@ -494,12 +498,12 @@ public final class BenchRunner {
         log("  resume: the generator's p50 %s / p99 %s ms (n %d); the server's own part in the window"
                 + " (iqstream_resume_seconds, first byte read to the replay's flush): %s", row.resumeP50Ms(),
             row.resumeP99Ms(), row.reconnectingRuns(),
-            resume0 == null ? "not read at the window's start" : resume1.since(resume0).describe());
-      }
-      if (accept1 != null) {
-        log("  resume: before the server's part (iqstream_resume_accept_seconds, the connection's accept to the"
-            + " request's first byte read): %s",
-            accept0 == null ? "not read at the window's start" : accept1.since(accept0).describe());
+            inWindow(resume0 == null ? null : resume0.handling(), resume1.handling()));
+        if (resume1.accept() != null) {
+          log("  resume: before the server's part (iqstream_resume_accept_seconds, the connection's accept to the"
+              + " request's first byte read): %s", inWindow(resume0 == null ? null : resume0.accept(),
+              resume1.accept()));
+        }
       }
       log("  memory: %s KiB/run (RSS %d -> %d KiB, live heap %d -> %d KiB)%s", row.memKibPerRun(),
           rssRest, rssMax, heapRest, heapLoaded, counters == null ? "" : "; the server's own count: " + counters);

@@ -155,26 +155,16 @@ public final class IqStreamServer extends ProcessServer {
     }
   }
 
-  /** Its {@code iqstream_resume_seconds} now; null when not running, not read, or an older server's. */
+  /** Its resume histograms now, from one reading of /metrics; null when not running, not read, or too old. */
   @Override
-  public ServerHistogram resumeHistogram() {
-    return histogram("iqstream_resume_seconds");
-  }
-
-  /** Its {@code iqstream_resume_accept_seconds} now; null when not running, not read, or an older server's. */
-  @Override
-  public ServerHistogram resumeAcceptHistogram() {
-    return histogram("iqstream_resume_accept_seconds");
-  }
-
-  private ServerHistogram histogram(String name) {
+  public ResumeHistograms resumeHistograms() {
     if (process == null || port == 0) {
       return null;
     }
     try {
-      return ServerHistogram.parse(metricsText(), name);
+      return ResumeHistograms.parse(metricsText());
     } catch (Exception e) {
-      System.err.println("[bench] " + name + " of " + name() + " not read: " + e);
+      System.err.println("[bench] resume histograms of " + name() + " not read: " + e);
       return null;
     }
   }

@@ -41,19 +41,10 @@ public interface ServerUnderTest extends AutoCloseable {
   }
 
   /**
-   * The server's own histogram of its part of a resume (IQ-Stream's {@code iqstream_resume_seconds}: from the
-   * request's first byte to the replay's first flush), read now; null for servers that keep none.
+   * The server's own histograms of a resume (its part, and the wait before it: {@link ResumeHistograms}), read now
+   * in one request; null for servers that keep none.
    */
-  default ServerHistogram resumeHistogram() {
-    return null;
-  }
-
-  /**
-   * The server's own histogram of the wait before its part of a resume (IQ-Stream's
-   * {@code iqstream_resume_accept_seconds}: from the new connection's accept to the request's first byte read);
-   * null for servers that keep none.
-   */
-  default ServerHistogram resumeAcceptHistogram() {
+  default ResumeHistograms resumeHistograms() {
     return null;
   }
 

@@ -252,7 +252,6 @@ public final class StreamExchange {
         release(initial);
         if (!stored) {
             unmake(s);
-            letGo(parent);
             overBudget();
             return;
         }
@@ -283,18 +282,19 @@ public final class StreamExchange {
         return true;
     }
 
-    /** A fork's create refused after its source was held ({@code parent}: null for a plain create): the hold given back. */
+    /** A fork's create refused after its source was held: the hold given back ({@code parent} null: no fork). */
     private void letGo(DurableStream parent) {
         if (parent != null) {
             streams.releaseFork(parent);
         }
     }
 
-    /** A stream made by a create that is refused after all: its segments and charge given back. */
+    /** A stream made by a create that is refused after all: its segments, charge and hold on its source given back. */
     private void unmake(DurableStream s) {
         s.log.release();
         streams.uncharge(s, s.chargedBytes);
         streams.unadmit();
+        letGo(s.parent);
     }
 
     /** The part of the source's first message past the fork point that a sub-offset fork starts with. */
