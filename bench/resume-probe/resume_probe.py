@@ -34,6 +34,10 @@ def time_resume(port, request, marker, n, sleep):
             buf += c
         ts.append((time.perf_counter_ns()-t0)/1e3); s.close(); time.sleep(sleep)
     ts.sort(); return ts
+def sse_get(path, headers, last_id):
+    """The EventSource reconnect: a GET of the stream with Last-Event-ID."""
+    return ('GET %s HTTP/1.1\r\nHost: x\r\n%sAccept: text/event-stream\r\nLast-Event-ID: %s\r\n\r\n'
+            % (path, headers, last_id)).encode()
 which, port = sys.argv[1], int(sys.argv[2]); n=int(sys.argv[3]); sleep=float(sys.argv[4])
 ev = lambda i: json.dumps({"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"tok%04d " % i + "x"*40})
 if which == 'iq':
@@ -41,8 +45,7 @@ if which == 'iq':
     body = '\n'.join([json.dumps({"type":"RUN_STARTED","threadId":"t","runId":run}), json.dumps({"type":"TEXT_MESSAGE_START","messageId":"m","role":"assistant"})] + [ev(i) for i in range(200)]) + '\n'
     r = req(port, ('POST /v1/runs/%s/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/x-ndjson\r\nContent-Length: %d\r\nConnection: close\r\n\r\n' % (run, tok, len(body))).encode() + body.encode())
     print(r.split(b'\r\n')[0])
-    mk = lambda i: ('GET /v1/runs/%s/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nAccept: text/event-stream\r\nLast-Event-ID: %d\r\n\r\n' % (run, tok, 150 + i % 40)).encode()
-    ts = time_resume(port, mk, b'\nid: ', n, sleep)
+    mk = lambda i: sse_get('/v1/runs/%s/events' % run, 'Authorization: Bearer %s\r\n' % tok, 150 + i % 40)
 else:
     secret = sys.argv[5]; chan = 'probe%d' % random.randrange(1<<30)
     for i in range(200):
@@ -53,7 +56,7 @@ else:
     full = req(port, ('GET /sub/%s?md5=%s&expires=%d HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n' % (chan, md5, exp)).encode())
     ids = [l[4:] for l in full.decode().split('\n') if l.startswith('id: ')]
     print(full.split(b'\r\n')[0], len(ids), ids[:2])
-    mk = lambda i: ('GET /sub/%s?md5=%s&expires=%d HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nLast-Event-ID: %s\r\n\r\n' % (chan, md5, exp, ids[150 + i % 40])).encode()
-    ts = time_resume(port, mk, b'\nid: ', n, sleep)
+    mk = lambda i: sse_get('/sub/%s?md5=%s&expires=%d' % (chan, md5, exp), '', ids[150 + i % 40])
+ts = time_resume(port, mk, b'\nid: ', n, sleep)
 q = lambda p: ts[int(p*(len(ts)-1))]
 print('%s n=%d p10=%.0f p50=%.0f p90=%.0f p99=%.0f mean=%.0f us' % (which, n, q(.1), q(.5), q(.9), q(.99), statistics.mean(ts)))
