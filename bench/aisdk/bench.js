@@ -27,6 +27,19 @@ const K = Number(process.env.K ?? 20);
 const WINDOW_S = Number(process.env.WINDOW_S ?? 30);
 const WARMUP_S = Number(process.env.WARMUP_S ?? 10);
 const ROWS = (process.env.ROWS ?? "iqstream,redis,none").split(",");
+const KNOWN_ROWS = ["iqstream", "iqstream-base", "redis", "none"];
+for (const row of ROWS) {
+  if (!KNOWN_ROWS.includes(row)) {
+    console.error(`bench/aisdk: unknown row ${JSON.stringify(row)} in ROWS (rows: ${KNOWN_ROWS.join(", ")})`);
+    process.exit(2);
+  }
+}
+if (ROWS.includes("iqstream-base") && !process.env.BASE_PACKAGE) {
+  // else each app fails at its import as "Cannot find package 'undefined'", after the servers have started
+  console.error("bench/aisdk: the iqstream-base row needs BASE_PACKAGE, the absolute path of the other build's "
+    + "clients/resumable-stream/src/index.js (README.md)");
+  process.exit(2);
+}
 const REPEAT = Number(process.env.REPEAT ?? 1);
 const PROFILE_DIR = process.env.PROFILE_DIR;
 const JAR = process.env.IQSTREAM_JAR ?? path.join(here, "../../server/target/iqstream-server.jar");
