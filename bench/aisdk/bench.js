@@ -4,19 +4,22 @@
 // useChat does after a reload). Rows, one after another in one run:
 //   iqstream  the copy for resumability through @iqstream/resumable-stream into IQ-Stream
 //   iqstream-base  the same with another build: the package at BASE_PACKAGE (its src/index.js), the server jar
-//             BASE_JAR (default IQSTREAM_JAR), e.g. main's, to compare before and after in one run
+//             BASE_JAR (default IQSTREAM_JAR), e.g. main's, to compare before and after in one run; with
+//             BASE_ARGS against IQSTREAM_ARGS, one build under two settings (e.g. --warmup)
 //   redis     the copy through the original resumable-stream into Debian's redis-server
 //   none      no resumability: the app streams straight to the browser (no resume possible)
 // Per row: events delivered, CPU per event of the whole path (apps A and B plus IQ-Stream or Redis, from /proc),
 // resume time (reconnect request to first chunk), lost chunks on resume, Redis commands per token.
-//   K (20), WINDOW_S (30), WARMUP_S (10), ROWS (iqstream,redis,none), REPEAT (1: passes over the rows, one after
-//   another), IQSTREAM_JAR, IQSTREAM_JAVA, REDIS_SERVER, BASE_PACKAGE, BASE_JAR.
+//   K (20), WINDOW_S (30), WARMUP_S (10: the shortest warm-up), WARMUP_MAX_S (180: the longest), ROWS
+//   (iqstream,redis,none), REPEAT (1: passes over the rows, one after another), IQSTREAM_JAR, IQSTREAM_JAVA, REDIS_SERVER, BASE_PACKAGE, BASE_JAR, IQSTREAM_ARGS (more
+//   `serve` flags for the iqstream row, split at spaces), BASE_ARGS (the same for iqstream-base; default
+//   IQSTREAM_ARGS).
 //   PROFILE_DIR: profiles each row's window there: the apps with node --cpu-prof (app-<row>-<pass>-*.cpuprofile),
 //   IQ-Stream with perf record -F 999 -g (perf-<row>-<pass>.data, the JIT's symbols in /tmp/perf-<pid>.map from
 //   jcmd Compiler.perfmap; the server runs with -XX:+PreserveFramePointer). Profiled figures are not the bench's.
 import { spawn } from "node:child_process";
 import { createHmac, randomBytes, randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -26,6 +29,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const K = Number(process.env.K ?? 20);
 const WINDOW_S = Number(process.env.WINDOW_S ?? 30);
 const WARMUP_S = Number(process.env.WARMUP_S ?? 10);
+const WARMUP_MAX_S = Math.max(WARMUP_S, Number(process.env.WARMUP_MAX_S ?? 180));
+const SLICE_S = 5; // the warm-up past WARMUP_S goes on in slices of this length until the row's CPU settles
 const ROWS = (process.env.ROWS ?? "iqstream,redis,none").split(",");
 const KNOWN_ROWS = ["iqstream", "iqstream-base", "redis", "none"];
 for (const row of ROWS) {
@@ -45,6 +50,9 @@ const PROFILE_DIR = process.env.PROFILE_DIR;
 const JAR = process.env.IQSTREAM_JAR ?? path.join(here, "../../server/target/iqstream-server.jar");
 const BASE_JAR = process.env.BASE_JAR ?? JAR;
 const JAVA = process.env.IQSTREAM_JAVA ?? "java";
+const flags = (v) => (v ?? "").split(" ").filter((f) => f !== "");
+const IQSTREAM_ARGS = flags(process.env.IQSTREAM_ARGS);
+const BASE_ARGS = process.env.BASE_ARGS === undefined ? IQSTREAM_ARGS : flags(process.env.BASE_ARGS);
 const REDIS = process.env.REDIS_SERVER ?? "/usr/bin/redis-server";
 const TICK = 100; // USER_HZ on Linux
 
@@ -54,6 +62,19 @@ function cpuSeconds(pid) {
   const f = readFileSync(`/proc/${pid}/stat`, "utf8");
   const parts = f.slice(f.lastIndexOf(")") + 2).split(" ");
   return (Number(parts[11]) + Number(parts[12])) / TICK; // utime, stime
+}
+
+// CPU seconds of a JVM's JIT compiler threads (C1 and C2), from /proc/<pid>/task/*/stat; 0 for other processes
+function compilerSeconds(pid) {
+  let total = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    let f;
+    try { f = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8"); } catch { continue; } // a thread gone
+    if (!/\((C1|C2) CompilerThre/.test(f)) continue;
+    const parts = f.slice(f.lastIndexOf(")") + 2).split(" ");
+    total += (Number(parts[11]) + Number(parts[12])) / TICK;
+  }
+  return total;
 }
 
 function startProcess(cmd, args, env, ready) {
@@ -130,7 +151,8 @@ async function runRow(row, pass) {
     const secret = randomBytes(32).toString("hex");
     const iq = await startProcess(JAVA, [...(PROFILE_DIR ? ["-XX:+PreserveFramePointer"] : []), "-jar",
       row === "iqstream-base" ? BASE_JAR : JAR, "serve", "--host", "127.0.0.1", "--port", "0",
-      "--jwt-secret", secret], {}, /listening on http:\/\/[^:\s]+:(\d+)/);
+      "--jwt-secret", secret, ...(row === "iqstream-base" ? BASE_ARGS : IQSTREAM_ARGS)], {},
+      /listening on http:\/\/[^:\s]+:(\d+)/);
     procs.push(iq);
     iqPid = iq.pid;
     env = { ...env, IQSTREAM_URL: `http://127.0.0.1:${iq.match[1]}`,
@@ -149,7 +171,7 @@ async function runRow(row, pass) {
   const A = `http://127.0.0.1:${a.match[1]}`;
   const B = `http://127.0.0.1:${b.match[1]}`;
 
-  const stats = { delivered: 0, runsDone: 0, runsExpected: 0, runsSeen: 0, resumes: [], lost: 0, errors: 0, tokens: 0 };
+  const stats = { flowing: 0, delivered: 0, runsDone: 0, runsExpected: 0, runsSeen: 0, resumes: [], lost: 0, errors: 0, tokens: 0 };
   let measuring = false;
   let stopping = false;
 
@@ -166,6 +188,7 @@ async function runRow(row, pass) {
       if (data === "[DONE]") return;
       n++;
       seen.add(n);
+      stats.flowing++;
       if (measuring) {
         stats.delivered++;
         if (data.startsWith('{"type":"text-delta"')) stats.tokens++;
@@ -208,8 +231,8 @@ async function runRow(row, pass) {
       }
     })());
   }
-  await sleep(WARMUP_S * 1000);
   const pids = procs.map((p) => p.pid);
+  const warm = await warmUp(pids, iqPid, stats);
   const cpu0 = pids.map(cpuSeconds);
   const redis0 = redisPort ? await redisCommands(redisPort) : 0;
   measuring = true;
@@ -236,7 +259,7 @@ async function runRow(row, pass) {
   const sorted = stats.resumes.sort((x, y) => x - y);
   const pct = (p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))].toFixed(1) : "-");
   return {
-    row, pass, k: K, seconds: seconds.toFixed(1), eventsPerS: (delivered / seconds).toFixed(0),
+    row, pass, k: K, warmupS: warm.seconds.toFixed(0), settled: warm.settled, seconds: seconds.toFixed(1), eventsPerS: (delivered / seconds).toFixed(0),
     // of the runs that started and ended inside the window: chunks the browser got / chunks the run has
     deliveredPct: stats.runsExpected ? ((100 * stats.runsSeen) / stats.runsExpected).toFixed(1) : "-",
     runs: stats.runsDone,
@@ -249,16 +272,47 @@ async function runRow(row, pass) {
   };
 }
 
+/**
+ * The warm-up, as the main bench's (docs/BENCHMARK.md): at least WARMUP_S, then slices of SLICE_S until two
+ * successive slices' CPU per event of the whole path (every process of the row) are within 5% of each other and a
+ * JVM server's compiler threads took at most 2% of its CPU in the last slice; at most WARMUP_MAX_S. Without it an
+ * AI SDK row at K = 20 counted the JIT's tail in its window (BENCHMARK.md, "the JIT inside the window").
+ */
+async function warmUp(pids, jvmPid, stats) {
+  const start = performance.now();
+  await sleep(WARMUP_S * 1000);
+  const reading = () => ({ cpu: pids.map(cpuSeconds).reduce((x, y) => x + y, 0),
+    server: jvmPid ? cpuSeconds(jvmPid) : 0, jit: jvmPid ? compilerSeconds(jvmPid) : 0, events: stats.flowing });
+  let last = reading();
+  let previousPerEvent = null;
+  while ((performance.now() - start) / 1000 + SLICE_S <= WARMUP_MAX_S) {
+    await sleep(SLICE_S * 1000);
+    const now = reading();
+    const perEvent = (now.cpu - last.cpu) / Math.max(1, now.events - last.events);
+    const jitShare = jvmPid ? (now.jit - last.jit) / Math.max(0.01, now.server - last.server) : 0;
+    last = now;
+    const settled = previousPerEvent !== null && Math.abs(perEvent - previousPerEvent) <= 0.05 * previousPerEvent
+      && jitShare <= 0.02;
+    previousPerEvent = perEvent;
+    if (settled) return { seconds: (performance.now() - start) / 1000, settled: true };
+  }
+  return { seconds: (performance.now() - start) / 1000, settled: false };
+}
+
 const results = [];
 for (let pass = 1; pass <= REPEAT; pass++) {
   for (const row of ROWS) {
-    console.error(`# row ${row}, pass ${pass} of ${REPEAT}: K=${K}, warm-up ${WARMUP_S} s, window ${WINDOW_S} s`);
+    console.error(`# row ${row}, pass ${pass} of ${REPEAT}: K=${K}, warm-up ${WARMUP_S}-${WARMUP_MAX_S} s, `
+      + `window ${WINDOW_S} s`);
     results.push(await runRow(row, pass));
     console.error(JSON.stringify(results.at(-1)));
   }
 }
-console.log("| row | pass | K | runs | delivered | events/s delivered | CPU µs per event (apps + IQ-Stream/Redis) | of which: [IQ-Stream/Redis +] A + B | CPU cores | resume p50 / p99 ms | resumes | lost | Redis commands per token | errors |");
-console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+console.log("| row | pass | K | warm-up s | runs | delivered | events/s delivered | CPU µs per event (apps + IQ-Stream/Redis) | of which: [IQ-Stream/Redis +] A + B | CPU cores | resume p50 / p99 ms | resumes | lost | Redis commands per token | errors |");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of results) {
-  console.log(`| ${r.row} | ${r.pass} | ${r.k} | ${r.runs} | ${r.deliveredPct}% | ${r.eventsPerS} | ${r.cpuUsPerEvent} | ${r.cpuUsPerEventEach} | ${r.cpuCores} | ${r.resumeP50Ms} / ${r.resumeP99Ms} | ${r.resumes} | ${r.lost} | ${r.redisCommandsPerToken} | ${r.errors} |`);
+  console.log(`| ${r.row} | ${r.pass} | ${r.k} | ${r.warmupS}${r.settled ? "" : " †"} | ${r.runs} | ${r.deliveredPct}% | ${r.eventsPerS} | ${r.cpuUsPerEvent} | ${r.cpuUsPerEventEach} | ${r.cpuCores} | ${r.resumeP50Ms} / ${r.resumeP99Ms} | ${r.resumes} | ${r.lost} | ${r.redisCommandsPerToken} | ${r.errors} |`);
+}
+if (results.some((r) => !r.settled)) {
+  console.log(`\n† the warm-up reached WARMUP_MAX_S (${WARMUP_MAX_S} s) with the row's CPU per event unsettled.`);
 }
