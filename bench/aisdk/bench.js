@@ -58,10 +58,14 @@ const TICK = 100; // USER_HZ on Linux
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// utime + stime of a /proc stat line (a process's or a thread's), in seconds
+function statSeconds(stat) {
+  const parts = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(parts[11]) + Number(parts[12])) / TICK;
+}
+
 function cpuSeconds(pid) {
-  const f = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const parts = f.slice(f.lastIndexOf(")") + 2).split(" ");
-  return (Number(parts[11]) + Number(parts[12])) / TICK; // utime, stime
+  return statSeconds(readFileSync(`/proc/${pid}/stat`, "utf8"));
 }
 
 // CPU seconds of a JVM's JIT compiler threads (C1 and C2), from /proc/<pid>/task/*/stat; 0 for other processes
@@ -70,9 +74,7 @@ function compilerSeconds(pid) {
   for (const task of readdirSync(`/proc/${pid}/task`)) {
     let f;
     try { f = readFileSync(`/proc/${pid}/task/${task}/stat`, "utf8"); } catch { continue; } // a thread gone
-    if (!/\((C1|C2) CompilerThre/.test(f)) continue;
-    const parts = f.slice(f.lastIndexOf(")") + 2).split(" ");
-    total += (Number(parts[11]) + Number(parts[12])) / TICK;
+    if (/\((C1|C2) CompilerThre/.test(f)) total += statSeconds(f);
   }
   return total;
 }
