@@ -11,9 +11,9 @@
 // Per row: events delivered, CPU per event of the whole path (apps A and B plus IQ-Stream or Redis, from /proc),
 // resume time (reconnect request to first chunk), lost chunks on resume, Redis commands per token.
 //   K (20), WINDOW_S (30), WARMUP_S (10: the shortest warm-up), WARMUP_MAX_S (180: the longest), ROWS
-//   (iqstream,redis,none), REPEAT (1: passes over the rows, one after another), IQSTREAM_JAR, IQSTREAM_JAVA, REDIS_SERVER, BASE_PACKAGE, BASE_JAR, IQSTREAM_ARGS (more
-//   `serve` flags for the iqstream row, split at spaces), BASE_ARGS (the same for iqstream-base; default
-//   IQSTREAM_ARGS).
+//   (iqstream,redis,none), REPEAT (1: passes over the rows, one after another), IQSTREAM_JAR, IQSTREAM_JAVA,
+//   REDIS_SERVER, BASE_PACKAGE, BASE_JAR, IQSTREAM_ARGS (more `serve` flags for the iqstream row, split at
+//   spaces), BASE_ARGS (the same for iqstream-base; default IQSTREAM_ARGS).
 //   PROFILE_DIR: profiles each row's window there: the apps with node --cpu-prof (app-<row>-<pass>-*.cpuprofile),
 //   IQ-Stream with perf record -F 999 -g (perf-<row>-<pass>.data, the JIT's symbols in /tmp/perf-<pid>.map from
 //   jcmd Compiler.perfmap; the server runs with -XX:+PreserveFramePointer). Profiled figures are not the bench's.
@@ -173,7 +173,7 @@ async function runRow(row, pass) {
   const A = `http://127.0.0.1:${a.match[1]}`;
   const B = `http://127.0.0.1:${b.match[1]}`;
 
-  const stats = { flowing: 0, delivered: 0, runsDone: 0, runsExpected: 0, runsSeen: 0, resumes: [], lost: 0, errors: 0, tokens: 0 };
+  const stats = { delivered: 0, runsDone: 0, runsExpected: 0, runsSeen: 0, resumes: [], lost: 0, errors: 0, tokens: 0 };
   let measuring = false;
   let stopping = false;
 
@@ -190,11 +190,8 @@ async function runRow(row, pass) {
       if (data === "[DONE]") return;
       n++;
       seen.add(n);
-      stats.flowing++;
-      if (measuring) {
-        stats.delivered++;
-        if (data.startsWith('{"type":"text-delta"')) stats.tokens++;
-      }
+      stats.delivered++;
+      if (measuring && data.startsWith('{"type":"text-delta"')) stats.tokens++;
       if (n >= dropAt) abort.abort();
     }, abort.signal);
     if (drop && row !== "none") {
@@ -207,7 +204,7 @@ async function runRow(row, pass) {
         if (first) { first = false; if (measuring) stats.resumes.push(performance.now() - t0); }
         if (data === "[DONE]") return;
         m++;
-        if (!seen.has(m)) { seen.add(m); if (measuring) stats.delivered++; }
+        if (!seen.has(m)) { seen.add(m); stats.delivered++; }
       });
     }
     if (counted && measuring) {
@@ -236,6 +233,7 @@ async function runRow(row, pass) {
   const pids = procs.map((p) => p.pid);
   const warm = await warmUp(pids, iqPid, stats);
   const cpu0 = pids.map(cpuSeconds);
+  const delivered0 = stats.delivered;
   const redis0 = redisPort ? await redisCommands(redisPort) : 0;
   measuring = true;
   const t0 = performance.now();
@@ -246,7 +244,7 @@ async function runRow(row, pass) {
   const cpuEach = pids.map((pid, i) => cpuSeconds(pid) - cpu0[i]);
   const cpu = cpuEach.reduce((x, y) => x + y, 0);
   const redisCmds = redisPort ? (await redisCommands(redisPort)) - redis0 : 0;
-  const delivered = stats.delivered;
+  const delivered = stats.delivered - delivered0;
   measuring = false;
   stopping = true;
   await Promise.race([Promise.all(loops), sleep(20_000)]);
@@ -284,7 +282,7 @@ async function warmUp(pids, jvmPid, stats) {
   const start = performance.now();
   await sleep(WARMUP_S * 1000);
   const reading = () => ({ cpu: pids.map(cpuSeconds).reduce((x, y) => x + y, 0),
-    server: jvmPid ? cpuSeconds(jvmPid) : 0, jit: jvmPid ? compilerSeconds(jvmPid) : 0, events: stats.flowing });
+    server: jvmPid ? cpuSeconds(jvmPid) : 0, jit: jvmPid ? compilerSeconds(jvmPid) : 0, events: stats.delivered });
   let last = reading();
   let previousPerEvent = null;
   while ((performance.now() - start) / 1000 + SLICE_S <= WARMUP_MAX_S) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The AI SDK bench (bench/aisdk/README.md): installs its locked dependencies and the package's, Debian's
 # redis-server when missing (as root), then runs every row in one run and prints the table.
-#   K, WINDOW_S, WARMUP_S, ROWS: see bench.js.   IQSTREAM_JAR, IQSTREAM_JAVA: the server and a java >= 21.
+#   K, WINDOW_S, WARMUP_S, WARMUP_MAX_S, ROWS: see bench.js.   IQSTREAM_JAR, IQSTREAM_JAVA: the server and a java >= 21.
 set -euo pipefail
 cd "$(dirname "$0")"
 source ../../scripts/server-for-tests.sh >/dev/null
