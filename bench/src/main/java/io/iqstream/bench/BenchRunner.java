@@ -197,7 +197,7 @@ public final class BenchRunner {
         } finally {
           Path logs = dir.resolve("logs");
           Files.createDirectories(logs);
-          Files.writeString(logs.resolve(setupLabel + "-K" + k + ".log"), server.output());
+          server.saveOutput(logs.resolve(setupLabel + "-K" + k + ".log"));
           server.close();
         }
         notes.add(setupName(server) + ": " + figures(row));
@@ -250,7 +250,7 @@ public final class BenchRunner {
     } finally {
       Path logs = dir.resolve("logs");
       Files.createDirectories(logs);
-      Files.writeString(logs.resolve(label + "-idle.log"), server.output());
+      server.saveOutput(logs.resolve(label + "-idle.log"));
       server.close();
     }
     ReportWriter.write(dir, meta, servers, rows);

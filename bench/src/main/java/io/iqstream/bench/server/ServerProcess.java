@@ -3,7 +3,10 @@ package io.iqstream.bench.server;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,15 +16,23 @@ import java.util.function.Predicate;
 
 /**
  * A child process started for the bench (optionally under {@code taskset -c}), with its output kept
- * in a log file and scanned for a readiness line. Runner's thread.
+ * whole in a temporary file ({@link #saveOutput}: the runner copies it beside the results), its last
+ * {@value #TAIL_CHARS} characters in memory for error messages, and scanned for a readiness line. Runner's
+ * thread.
  */
 public final class ServerProcess implements AutoCloseable {
+  static final int TAIL_CHARS = 8000;
+
   private final Process process;
   private final CompletableFuture<String> ready = new CompletableFuture<>();
   private final StringBuilder tail = new StringBuilder();
+  private final Path log;
+  private final Writer logWriter;
 
-  private ServerProcess(Process process, Predicate<String> readyLine) {
+  private ServerProcess(Process process, Predicate<String> readyLine) throws IOException {
     this.process = process;
+    this.log = Files.createTempFile("iqstream-bench-output", ".log");
+    this.logWriter = Files.newBufferedWriter(log, StandardCharsets.UTF_8);
     Thread reader = new Thread(() -> {
       try (BufferedReader r = new BufferedReader(
           new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
@@ -29,9 +40,10 @@ public final class ServerProcess implements AutoCloseable {
         while ((line = r.readLine()) != null) {
           synchronized (tail) {
             tail.append(line).append('\n');
-            if (tail.length() > 8000) {
-              tail.delete(0, tail.length() - 8000);
+            if (tail.length() > TAIL_CHARS) {
+              tail.delete(0, tail.length() - TAIL_CHARS);
             }
+            keep(line);
           }
           if (readyLine != null && !ready.isDone() && readyLine.test(line)) {
             ready.complete(line);
@@ -93,9 +105,39 @@ public final class ServerProcess implements AutoCloseable {
     }
   }
 
+  /** The last {@value #TAIL_CHARS} characters of the output. */
   public String output() {
     synchronized (tail) {
       return tail.toString();
+    }
+  }
+
+  /** Writes the whole output so far (a JIT log's megabytes too) to {@code target}. */
+  public void saveOutput(Path target) throws IOException {
+    synchronized (tail) {
+      try {
+        logWriter.flush();
+      } catch (IOException closed) {
+        // closed with the process: the file holds all of it
+      }
+      try (OutputStream out = Files.newOutputStream(target)) { // not the temporary file's owner-only mode
+        Files.copy(log, out);
+      }
+    }
+  }
+
+  /** The temporary file that holds the whole output until {@link #close}. */
+  Path outputFile() {
+    return log;
+  }
+
+  /** One line into the whole output's file (held: the tail's lock); a full disk loses the file, not the run. */
+  private void keep(String line) {
+    try {
+      logWriter.write(line);
+      logWriter.write('\n');
+    } catch (IOException e) {
+      // closed (the process was closed) or the disk is full: the tail in memory still has the end
     }
   }
 
@@ -121,6 +163,14 @@ public final class ServerProcess implements AutoCloseable {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+    synchronized (tail) {
+      try {
+        logWriter.close();
+        Files.deleteIfExists(log);
+      } catch (IOException e) {
+        // a temporary file left behind
+      }
     }
   }
 }

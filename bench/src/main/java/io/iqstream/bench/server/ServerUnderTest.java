@@ -48,8 +48,13 @@ public interface ServerUnderTest extends AutoCloseable {
     return null;
   }
 
-  /** The tail of the server's output (kept beside the results). */
+  /** The tail of the server's output. */
   String output();
+
+  /** Writes the server's whole output to {@code target} (kept beside the results); by default its tail. */
+  default void saveOutput(java.nio.file.Path target) throws java.io.IOException {
+    java.nio.file.Files.writeString(target, output());
+  }
 
   /** Whether the server process is still running. */
   boolean isAlive();
