@@ -300,9 +300,12 @@ class Publisher(threading.Thread):
                     return f"409 {code}: {body}"
                 if r.status < 500 and not (r.status == 409 and code == "publisher_active"):
                     return f"{r.status} {body}"
-                # a refusal by IQ-Stream before any event names no lastEventId; a proxy's 502 names nothing
+                # a refusal by IQ-Stream before any event names no lastEventId; a proxy's 502 names nothing (events
+                # may have reached a node), while its own 503 (not IQ-Stream's JSON) says no node got the request:
+                # no server up, or every connect refused
                 js = json.loads(body) if body.startswith("{") else {}
-                if sent > 0 and (not js.get("error") or js.get("lastEventId", 0) > 0):
+                balancer_refused = r.status == 503 and not body.startswith("{")
+                if sent > 0 and not balancer_refused and (not js.get("error") or js.get("lastEventId", 0) > 0):
                     may_have_events = True
                 time.sleep(0.3)
             except (OSError, http.client.HTTPException):
