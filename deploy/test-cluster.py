@@ -303,8 +303,9 @@ class Publisher(threading.Thread):
                 # a refusal by IQ-Stream before any event names no lastEventId; a proxy's 502 names nothing (events
                 # may have reached a node), while its own 503 (not IQ-Stream's JSON) says no node got the request:
                 # no server up, or every connect refused
-                js = json.loads(body) if body.startswith("{") else {}
-                balancer_refused = r.status == 503 and not body.startswith("{")
+                is_json = body.startswith("{")
+                js = json.loads(body) if is_json else {}
+                balancer_refused = r.status == 503 and not is_json
                 if sent > 0 and not balancer_refused and (not js.get("error") or js.get("lastEventId", 0) > 0):
                     may_have_events = True
                 time.sleep(0.3)

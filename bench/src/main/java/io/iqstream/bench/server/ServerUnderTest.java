@@ -2,6 +2,8 @@ package io.iqstream.bench.server;
 
 import io.iqstream.bench.load.Driver;
 import io.iqstream.bench.load.LoadGenerator;
+import java.io.IOException;
+import java.nio.file.Path;
 
 /**
  * A server the bench runs: started pinned to its CPUs, driven in its own protocol, stopped. Used from
@@ -51,10 +53,8 @@ public interface ServerUnderTest extends AutoCloseable {
   /** The tail of the server's output. */
   String output();
 
-  /** Writes the server's whole output to {@code target} (kept beside the results); by default its tail. */
-  default void saveOutput(java.nio.file.Path target) throws java.io.IOException {
-    java.nio.file.Files.writeString(target, output());
-  }
+  /** Writes the server's whole output to {@code target} (kept beside the results). */
+  void saveOutput(Path target) throws IOException;
 
   /** Whether the server process is still running. */
   boolean isAlive();
