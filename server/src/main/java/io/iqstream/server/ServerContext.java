@@ -13,6 +13,10 @@ import io.iqstream.server.stream.StreamExchange;
 import io.iqstream.server.wire.CorsPolicy;
 import io.iqstream.server.wire.HttpReplies;
 import io.iqstream.server.worker.Workers;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 
 /**
  * The shared, thread-safe pieces every connection needs: configuration, workers, authorization, metrics, the
@@ -26,6 +30,7 @@ public final class ServerContext {
     private final MemoryBudget budget;
     private final CorsPolicy cors;
     private final HttpReplies replies;
+    private final ByteBuf sseRetryLine;
     private volatile DemoSite demo;
     private volatile Cluster cluster;
     private volatile DurableStreams durableStreams;
@@ -44,6 +49,10 @@ public final class ServerContext {
         this.budget = budget;
         this.cors = new CorsPolicy(config.corsOrigins());
         this.replies = new HttpReplies(cors);
+        byte[] retry = ("retry: " + config.retryMs() + "\n\n").getBytes(StandardCharsets.US_ASCII);
+        // direct (written as it is, no copy) and freed with this object: not a pooled buffer the leak detector tracks
+        this.sseRetryLine = Unpooled.unreleasableBuffer(
+                Unpooled.wrappedBuffer(ByteBuffer.allocateDirect(retry.length).put(retry).flip())).asReadOnly();
     }
 
     public ServerConfig config() {
@@ -68,6 +77,14 @@ public final class ServerContext {
 
     public CorsPolicy cors() {
         return cors;
+    }
+
+    /**
+     * An SSE stream's first line, {@code retry: <--retry>} and its blank line, encoded once at start: each stream
+     * writes a duplicate of it (no string building or copy per stream); a write's release leaves it whole.
+     */
+    public ByteBuf sseRetryLine() {
+        return sseRetryLine.duplicate();
     }
 
     public HttpReplies replies() {

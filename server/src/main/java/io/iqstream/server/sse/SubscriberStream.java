@@ -27,6 +27,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.AsciiString;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -38,7 +39,8 @@ import java.util.concurrent.TimeUnit;
  * frames before it reads the rest of its backlog (each older segment may cost an unpack). On HTTP/1.1 the slices
  * go out as chunks framed by {@link ChunkFramer} below the HTTP encoder (a live event to an idle socket copied
  * with its framing into one buffer, anything else as the slice itself), so a write allocates no heap
- * ({@code RelayAllocationTest}); the response head, the retry line and the end still go through the encoder.
+ * ({@code RelayAllocationTest}); so does the opening retry line, a buffer made once at start
+ * ({@link ServerContext#sseRetryLine}); the response head and the end still go through the encoder.
  *
  * <p>The resume point is decided before the log is touched, in {@code long}: on an ended run a Last-Event-ID at or
  * past its last event answers 204; on an open run one past its last event is 400 {@code bad_last_event_id} (no
@@ -77,6 +79,9 @@ public final class SubscriberStream implements RunReader, RunWaiter {
      * mark) is above it, as before.
      */
     static final int SEND_BUFFER_BYTES = 128 * 1024;
+    private static final AsciiString EVENT_STREAM = AsciiString.cached("text/event-stream; charset=utf-8");
+    private static final AsciiString X_ACCEL_BUFFERING = AsciiString.cached("X-Accel-Buffering");
+    private static final AsciiString NO = AsciiString.cached("no");
 
     private final ChannelHandlerContext ctx;
     private final HttpRequest request;
@@ -241,9 +246,9 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         HttpResponse response = new DefaultHttpResponse(http10 ? HttpVersion.HTTP_1_0 : HttpVersion.HTTP_1_1,
                 HttpResponseStatus.OK);
         response.headers()
-                .set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8")
+                .set(HttpHeaderNames.CONTENT_TYPE, EVENT_STREAM)
                 .set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_CACHE)
-                .set("X-Accel-Buffering", "no");
+                .set(X_ACCEL_BUFFERING, NO);
         r.protocol().readerHeaders(response.headers());
         if (http10) {
             // no chunked encoding in HTTP/1.0: the body runs to the close
@@ -252,13 +257,13 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             response.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
         }
         server.cors().apply(request, response.headers());
-        ctx.write(response);
+        // void promises here and below: no promise is watched, and the encoder combines none for a chunk's parts
+        ctx.write(response, ctx.voidPromise());
         if (!http10) {
             // the log's frames go out as chunks written below the encoder (it has the response head by now)
             codec = ctx.pipeline().context(HttpServerCodec.class);
         }
-        String retry = "retry: " + config.retryMs() + "\n\n";
-        ctx.write(new DefaultHttpContent(Unpooled.copiedBuffer(retry, StandardCharsets.US_ASCII)));
+        writeChunk(server.sseRetryLine());
         started = true;
         lastWriteNanos = System.nanoTime();
         metrics.subscribersActive.increment();
@@ -380,13 +385,18 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         metrics.framesOut.add(upTo - nextId + 1);
         metrics.bytesOut.add(slice.readableBytes());
         bytesWritten += slice.readableBytes();
-        if (codec != null) {
-            ChunkFramer.of().write(codec, slice);
-        } else {
-            ctx.write(new DefaultHttpContent(slice), ctx.voidPromise());
-        }
+        writeChunk(slice);
         pendingFlush = true;
         nextId = upTo + 1;
+    }
+
+    /** Writes {@code data} as a piece of the body: below the encoder on HTTP/1.1 ({@link ChunkFramer}). */
+    private void writeChunk(ByteBuf data) {
+        if (codec != null) {
+            ChunkFramer.of().write(codec, data);
+        } else {
+            ctx.write(new DefaultHttpContent(data), ctx.voidPromise());
+        }
     }
 
     private void finish() {

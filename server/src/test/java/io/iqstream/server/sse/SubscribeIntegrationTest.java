@@ -80,16 +80,33 @@ class SubscribeIntegrationTest {
     @Test
     void framesUseLfLineEndingsOnly() throws Exception {
         publish("raw-bytes", run(1, true));
+        String sse = rawStream("raw-bytes", "HTTP/1.1");
+        assertTrue(sse.startsWith("retry: 1500\n\nid: 1\ndata: {"), sse);
+        assertFalse(sse.contains("\r"));
+        assertTrue(sse.contains("\n\nid: 3\ndata: {\"type\":\"RUN_FINISHED\""), sse);
+    }
+
+    @Test
+    void everyStreamOpensWithTheRetryLine() throws Exception {
+        // the line is one buffer made at start and shared: a stream's write (which releases what it wrote) must
+        // leave it whole for the next stream, on either version's path
+        publish("retry-each", run(1, true));
+        for (String version : List.of("HTTP/1.1", "HTTP/1.1", "HTTP/1.0", "HTTP/1.1")) {
+            String sse = rawStream("retry-each", version);
+            assertTrue(sse.startsWith("retry: 1500\n\nid: 1\ndata: {"), version + ": " + sse);
+        }
+    }
+
+    /** The whole SSE body of a read of {@code runId} over a raw socket, its chunked framing (HTTP/1.1) removed. */
+    private String rawStream(String runId, String version) throws Exception {
         try (java.net.Socket s = new java.net.Socket("127.0.0.1", server.port())) {
-            s.getOutputStream().write(("GET /v1/runs/raw-bytes/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
-                    + admin + "\r\nConnection: close\r\n\r\n").getBytes());
+            s.getOutputStream().write(("GET /v1/runs/" + runId + "/events " + version + "\r\nHost: x\r\n"
+                    + "Authorization: Bearer " + admin + "\r\nConnection: close\r\n\r\n").getBytes());
             String all = new String(s.getInputStream().readAllBytes());
             String body = all.substring(all.indexOf("\r\n\r\n") + 4);
             // strip the chunked framing: chunk-size lines and their CRLFs
-            String sse = body.replaceAll("(?m)^[0-9a-f]+\r\n", "").replace("\r\n", "");
-            assertTrue(sse.startsWith("retry: 1500\n\nid: 1\ndata: {"), sse);
-            assertFalse(sse.contains("\r"));
-            assertTrue(sse.contains("\n\nid: 3\ndata: {\"type\":\"RUN_FINISHED\""), sse);
+            return version.equals("HTTP/1.0") ? body
+                    : body.replaceAll("(?m)^[0-9a-f]+\r\n", "").replace("\r\n", "");
         }
     }
 
