@@ -26,7 +26,9 @@ resumed with Last-Event-ID (round-robin sends the resume to another node):
   3. SIGKILL of one node under load: only the runs it held end (publisher: 409 run_lost on
      retry; subscribers: 404 after --await-run); every other run is delivered whole;
   4. rolling restart (SIGTERM one node at a time, restarted on its port) under load: 0 lost.
-Prints one line per scenario with runs/events checked and losses found; exits 1 on a failure.
+Prints one line per scenario with runs/events checked and losses found; exits 1 on a failure, after printing
+the round-robin balancer's 5xx answers (its request log names the node that answered, or <NOSRV>: HAProxy itself)
+and where the logs were kept.
 Bounded: every wait has a timeout; every process started here is stopped at the end.
 """
 import argparse
@@ -37,6 +39,7 @@ import http.client
 import itertools
 import json
 import os
+import re
 import select
 import shutil
 import signal
@@ -456,10 +459,12 @@ def haproxy_cfg(work: str, lb_port: int, node_ports: list) -> str:
     path = os.path.join(work, "haproxy-rr.cfg")
     with open(path, "w") as f:
         f.write(f"""global
-    log stdout format raw local0 warning
+    # info: a line per request (option httplog), so a failure names who answered what (balancer_errors)
+    log stdout format raw local0 info
 defaults
     mode http
     log global
+    option httplog
     no option http-buffer-request
     timeout connect 3s
     timeout http-request 10s
@@ -480,6 +485,17 @@ backend nodes
 {servers}
 """)
     return path
+
+
+def balancer_errors(log_path: str, limit: int = 30) -> list:
+    """The round-robin balancer's request lines (option httplog) with a 5xx status: `backend/server` names the
+    node that answered, or `<NOSRV>` when HAProxy answered itself (no node reached); its timers and termination
+    state say what it waited for."""
+    try:
+        with open(log_path, errors="replace") as f:
+            return [line.rstrip() for line in f if re.search(r" \S+/\S+ [-\d/+]+ 5\d\d ", line)][:limit]
+    except OSError:
+        return []
 
 
 def shipped_haproxy_cfg(work: str, name: str, fourth=True) -> str:
@@ -544,7 +560,6 @@ def stick_entries(sock_path: str) -> dict:
 def shipped_nginx(work: str, lb_port: int, node_ports: list) -> str:
     """deploy/nginx/iqstream.conf with this test's addresses (its '# node' lines, one more for the joining
     node, '# listen', '# access_log') inside a minimal nginx.conf of its own; returns the prefix dir."""
-    import re
     ng = os.path.join(work, "nginx")
     os.makedirs(os.path.join(ng, "logs"), exist_ok=True)
     os.makedirs(os.path.join(ng, "tmp"), exist_ok=True)
@@ -901,6 +916,11 @@ def main():
         leaks = cl.leaks()
         rep.check("leaks", not leaks, f"Netty reported leaked buffers (paranoid detection): {leaks[:3]}")
         keep = a.keep or rep.failures
+        if rep.failures:
+            errors = balancer_errors(os.path.join(work, "haproxy.log"))
+            print(f"round-robin balancer's 5xx answers ({len(errors)} shown, haproxy.log):", flush=True)
+            for line in errors:
+                print(f"  {line}", flush=True)
         if keep:
             print(f"logs kept in {work}")
         else:
