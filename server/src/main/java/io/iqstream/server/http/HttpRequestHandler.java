@@ -327,13 +327,13 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
             // an exception in here reaches exceptionCaught through the pipeline (ChannelHandoff): 500, closed
             ChannelHandoff.moveTo(ctx.channel(), owner.loop(), () -> {
                 moving = false;
-                serveRun(ctx, request, route, owner.registry(), resumeAfter, keepAlive);
+                serveRun(ctx, request, target, route, owner.registry(), resumeAfter, keepAlive);
                 ctx.channel().config().setAutoRead(true);
                 replayHeld(ctx);
             }, this::closedWhileMoving);
             return;
         }
-        serveRun(ctx, request, route, owner.registry(), resumeAfter, keepAlive);
+        serveRun(ctx, request, target, route, owner.registry(), resumeAfter, keepAlive);
     }
 
     /**
@@ -498,8 +498,8 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
         }
     }
 
-    private void serveRun(ChannelHandlerContext ctx, HttpRequest request, RunRoute route, RunRegistry registry,
-            long lastEventId, boolean keepAlive) {
+    private void serveRun(ChannelHandlerContext ctx, HttpRequest request, RequestTarget target, RunRoute route,
+            RunRegistry registry, long lastEventId, boolean keepAlive) {
         if (!ctx.channel().isActive()) {
             return;
         }
@@ -513,12 +513,12 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
         if (cluster != null) {
             // --peers: the run may be held by another node; the request is then relayed there
             Relay r = cluster.route(ctx, request, runId, registry, keepAlive, fromPeer,
-                    afterLookup(() -> serveHere(ctx, request, route, registry, lastEventId, keepAlive)));
+                    afterLookup(() -> serveHere(ctx, request, target, route, registry, lastEventId, keepAlive)));
             if (routed(r)) {
                 return;
             }
         }
-        serveHere(ctx, request, route, registry, lastEventId, keepAlive);
+        serveHere(ctx, request, target, route, registry, lastEventId, keepAlive);
     }
 
     /**
@@ -557,8 +557,8 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
         };
     }
 
-    private void serveHere(ChannelHandlerContext ctx, HttpRequest request, RunRoute route, RunRegistry registry,
-            long lastEventId, boolean keepAlive) {
+    private void serveHere(ChannelHandlerContext ctx, HttpRequest request, RequestTarget target, RunRoute route,
+            RunRegistry registry, long lastEventId, boolean keepAlive) {
         HttpMethod method = request.method();
         String runId = route.runId();
         if (route.events() && method.equals(HttpMethod.POST)) {
@@ -567,7 +567,6 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
                 body.readOnDemand(); // a stepped-down body asks for its reads itself: no pipeline walk per read
             }
         } else if (route.events()) {
-            RequestTarget target = RequestTarget.parse(request.uri());
             String live = target.parameter("live");
             String ifRunning = target.parameter("ifRunning");
             if (!isBoolean(live) || !isBoolean(ifRunning)) {
