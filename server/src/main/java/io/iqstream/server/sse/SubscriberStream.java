@@ -257,7 +257,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             response.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
         }
         server.cors().apply(request, response.headers());
-        // void promises here and below: no promise is watched, and the encoder combines none for a chunk's parts
+        // nothing watches this write's outcome: a void promise (a failure goes to the pipeline's exceptionCaught)
         ctx.write(response, ctx.voidPromise());
         if (!http10) {
             // the log's frames go out as chunks written below the encoder (it has the response head by now)
