@@ -39,8 +39,9 @@ import java.util.concurrent.TimeUnit;
  * frames before it reads the rest of its backlog (each older segment may cost an unpack). On HTTP/1.1 the slices
  * go out as chunks framed by {@link ChunkFramer} below the HTTP encoder (a live event to an idle socket copied
  * with its framing into one buffer, anything else as the slice itself), so a write allocates no heap
- * ({@code RelayAllocationTest}); so does the opening retry line, a buffer made once at start
- * ({@link ServerContext#sseRetryLine}); the response head and the end still go through the encoder.
+ * ({@code RelayAllocationTest}); so do the opening retry line (a buffer made once at start,
+ * {@link ServerContext#sseRetryLine}), heartbeats and the protocol's trailer; the response head and the end still go
+ * through the encoder.
  *
  * <p>The resume point is decided before the log is touched, in {@code long}: on an ended run a Last-Event-ID at or
  * past its last event answers 204; on an open run one past its last event is 400 {@code bad_last_event_id} (no
@@ -390,7 +391,10 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         nextId = upTo + 1;
     }
 
-    /** Writes {@code data} as a piece of the body: below the encoder on HTTP/1.1 ({@link ChunkFramer}). */
+    /**
+     * Writes {@code data} as a piece of the body (frames, the retry line, a heartbeat, the protocol's trailer): below
+     * the encoder on HTTP/1.1 ({@link ChunkFramer}). Does not flush.
+     */
     private void writeChunk(ByteBuf data) {
         if (codec != null) {
             ChunkFramer.of().write(codec, data);
@@ -416,7 +420,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             ByteBuf trailer = run != null && run.isEnded() && nextId > run.lastEventId()
                     ? run.protocol().readerTrailer() : null;
             if (trailer != null) {
-                ctx.write(new DefaultHttpContent(trailer.duplicate()), ctx.voidPromise());
+                writeChunk(trailer.duplicate());
             }
             if (keepAlive && !http10) {
                 ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
@@ -542,7 +546,8 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         }
         if (now - lastWriteNanos >= config.heartbeatMs() * 1_000_000L) {
             lastWriteNanos = now;
-            ctx.writeAndFlush(new DefaultHttpContent(HEARTBEAT.duplicate()), ctx.voidPromise());
+            writeChunk(HEARTBEAT.duplicate());
+            ctx.flush();
         }
     }
 
