@@ -13,6 +13,12 @@ import java.util.concurrent.atomic.LongAdder;
  * streaming can grow to completion. Their growth is charged as segments are taken ({@link #charge}); it may pass
  * the budget by the headroom (a quarter) — beyond that an append is refused, which is the last line against an
  * OutOfMemoryError, not the normal way to say no.
+ *
+ * <p>The budget is sized from direct memory, where logs live, and the heap is smaller than it (a third of an
+ * explicit budget, a fifth of the container). So what a client makes the server keep on the heap — a durable
+ * stream's bookkeeping, its path, its {@code Stream-Seq}, its producers — is charged twice over: to the budget like
+ * everything else, and to the heap's share ({@link #tryChargeHeap}, a quarter of the JVM's heap by default), so that
+ * such objects are refused (503) while the heap still has room, whatever the budget says.
  */
 public final class MemoryBudget {
     /** Starting guess of a run's size: a WORKLOAD.md run is about 70 KiB of frames. */
@@ -32,17 +38,38 @@ public final class MemoryBudget {
     private volatile long expectedRunBytes = INITIAL_EXPECTED_RUN_BYTES;
     private final int maxSubscribers;
     private final AtomicInteger subscribers = new AtomicInteger();
+    /** Heap that clients' kept objects may take ({@link #tryChargeHeap}). */
+    private final long heapShareBytes;
+    private final AtomicLong heapBytes = new AtomicLong();
 
     /** A budget with no cap on subscriber connections. */
     public MemoryBudget(long budgetBytes) {
         this(budgetBytes, Integer.MAX_VALUE);
     }
 
-    /** A budget for event logs and a cap on subscriber connections (their memory is heap and socket buffers). */
+    /**
+     * A budget for event logs and a cap on subscriber connections (their memory is heap and socket buffers); the
+     * heap share is {@link #defaultHeapShare} of this JVM's heap.
+     */
     public MemoryBudget(long budgetBytes, int maxSubscribers) {
+        this(budgetBytes, maxSubscribers, defaultHeapShare(Runtime.getRuntime().maxMemory()));
+    }
+
+    /** As above, with the heap that clients' kept objects may take ({@link #tryChargeHeap}). */
+    public MemoryBudget(long budgetBytes, int maxSubscribers, long heapShareBytes) {
         this.budgetBytes = budgetBytes;
         this.hardLimitBytes = budgetBytes + budgetBytes / 4;
         this.maxSubscribers = maxSubscribers;
+        this.heapShareBytes = heapShareBytes;
+    }
+
+    /**
+     * The heap share by default: a quarter of the heap. Half is kept for connections (their heads, pipelines and
+     * cursors: {@code MemoryPlan#connectionsCovered}), the rest for runs' indexes, tombstones and the collector's
+     * room.
+     */
+    public static long defaultHeapShare(long maxHeapBytes) {
+        return maxHeapBytes / 4;
     }
 
     /** The default subscriber cap: a share of the heap at about 8 KiB per connection. */
@@ -181,6 +208,44 @@ public final class MemoryBudget {
         }
         share.addAndGet(bytes);
         return true;
+    }
+
+    /**
+     * Takes {@code bytes} for objects a client makes the server keep on the heap (a durable stream's bookkeeping,
+     * its path, its last {@code Stream-Seq}, its producers): within the budget proper and within the heap share.
+     * False when refused (the request gets 503).
+     */
+    public boolean tryChargeHeap(long bytes) {
+        while (true) {
+            long cur = heapBytes.get();
+            if (cur + bytes > heapShareBytes) {
+                return false;
+            }
+            if (heapBytes.compareAndSet(cur, cur + bytes)) {
+                break;
+            }
+        }
+        if (!tryChargeWithinBudget(bytes)) {
+            heapBytes.addAndGet(-bytes);
+            return false;
+        }
+        return true;
+    }
+
+    /** Gives back heap taken by {@link #tryChargeHeap}. */
+    public void releaseHeap(long bytes) {
+        heapBytes.addAndGet(-bytes);
+        release(bytes);
+    }
+
+    /** Heap charged by {@link #tryChargeHeap} now (all workers). */
+    public long heapBytes() {
+        return heapBytes.get();
+    }
+
+    /** The heap share {@link #tryChargeHeap} may take. */
+    public long heapShareBytes() {
+        return heapShareBytes;
     }
 
     /** Bytes charged for tombstones now (all workers). */

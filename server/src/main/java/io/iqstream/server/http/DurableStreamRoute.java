@@ -32,14 +32,17 @@ final class DurableStreamRoute {
     private HttpRequest request;
     private RequestTarget target;
     private final boolean keepAlive;
+    /** False for a fork whose source the caller may not read: served as if the source did not exist. */
+    private final boolean sourceReadable;
     private CompositeByteBuf body;
     private boolean tooLarge;
     private LiveRead live;
     private boolean answered;
 
     private DurableStreamRoute(StreamExchange.Settings settings, ChannelHandlerContext ctx, HttpRequest request,
-            RequestTarget target, boolean keepAlive) {
+            RequestTarget target, boolean keepAlive, boolean sourceReadable) {
         this.settings = settings;
+        this.sourceReadable = sourceReadable;
         this.ctx = ctx;
         this.request = request;
         this.target = target;
@@ -88,10 +91,13 @@ final class DurableStreamRoute {
         server.replies().send(ctx, null, r, keepAlive);
     }
 
-    /** Begins serving on the owner worker; body content follows through {@link #onContent}. */
+    /**
+     * Begins serving on the owner worker; body content follows through {@link #onContent}. {@code sourceReadable}:
+     * false when the request forks a stream its caller may not read.
+     */
     static DurableStreamRoute begin(StreamExchange.Settings settings, ChannelHandlerContext ctx, HttpRequest request,
-            RequestTarget target, boolean keepAlive) {
-        return new DurableStreamRoute(settings, ctx, request, target, keepAlive);
+            RequestTarget target, boolean keepAlive, boolean sourceReadable) {
+        return new DurableStreamRoute(settings, ctx, request, target, keepAlive, sourceReadable);
     }
 
     /** A body chunk; returns true once the request is answered and no live read goes on (the route is done). */
@@ -125,7 +131,7 @@ final class DurableStreamRoute {
             return true;
         }
         live = StreamExchange.serve(settings, ctx, request, target.path(), body, target.parameters("offset"),
-                target.parameter("live"), target.parameter("cursor"), keepAlive);
+                target.parameter("live"), target.parameter("cursor"), keepAlive, sourceReadable);
         // released by serve; a parked live reader holds none of them
         body = null;
         request = null;

@@ -364,6 +364,9 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
             return;
         }
         String name = DurableStreamRoute.streamName(target.path());
+        String forkSource = method.equals(HttpMethod.PUT)
+                ? request.headers().get(DurableStreamProtocol.FORKED_FROM) : null;
+        boolean sourceReadable = true;
         if (!server.config().durableStreamsOpen()) {
             String token = TokenExtractor.extract(request, target.parameters(TokenExtractor.QUERY_PARAMETER),
                     server.cors().allowsCredentials(request));
@@ -378,49 +381,57 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
                         "the token does not allow " + right.name().toLowerCase() + " on stream " + name, false);
                 return;
             }
+            // a fork reads its source: it needs subscribe there too, checked here and again on the node that holds
+            // the source (a relayed request is checked anew); refused, the source is answered as absent (404)
+            sourceReadable = forkSource == null || DurableStreamRoute.serves(forkSource) && server.authorizer()
+                    .authorize(token, DurableStreamRoute.streamName(forkSource), Right.SUBSCRIBE)
+                    == AuthDecision.ALLOWED;
         }
         if (method.equals(HttpMethod.PUT) && server.isDraining()) {
             refuse(ctx, request, Refusal.DRAINING, "draining", HttpResponseStatus.SERVICE_UNAVAILABLE,
                     "server is draining: no new streams", false);
             return;
         }
+        boolean readable = sourceReadable;
         if (cluster != null) {
             // --peers: the stream may be held by another node (found there after a membership change)
             String path = target.path();
-            String forkSource = method.equals(HttpMethod.PUT)
-                    ? request.headers().get(DurableStreamProtocol.FORKED_FROM) : null;
             DurableStreams streams = server.durableStreams();
-            Relay r = cluster.routeStream(ctx, request, path, target.rawPath(), forkSource, streams::holds,
-                    keepAlive, fromPeer, afterLookup(() -> {
+            Relay r = cluster.routeStream(ctx, request, path, target.rawPath(), readable ? forkSource : null,
+                    streams::holds, keepAlive, fromPeer, afterLookup(() -> {
                         relay = null;
                         if (relayedEnd) {
                             held.addFirst(LastHttpContent.EMPTY_LAST_CONTENT); // the (empty) body's end
                         }
-                        serveStreamHere(ctx, request, target, keepAlive);
+                        serveStreamHere(ctx, request, target, keepAlive, readable);
                     }));
             if (routed(r)) {
                 return;
             }
         }
-        serveStreamHere(ctx, request, target, keepAlive);
+        serveStreamHere(ctx, request, target, keepAlive, readable);
     }
 
-    /** A Durable Streams request served on this node: the connection moves to the stream's worker. */
+    /**
+     * A Durable Streams request served on this node: the connection moves to the stream's worker.
+     * {@code sourceReadable}: false for a fork whose source the caller may not read.
+     */
     private void serveStreamHere(ChannelHandlerContext ctx, HttpRequest request, RequestTarget target,
-            boolean keepAlive) {
+            boolean keepAlive, boolean sourceReadable) {
         EventLoop owner = server.durableStreams().ownerOf(target.path());
         if (ctx.channel().eventLoop() != owner) {
             moving = true;
             metrics.channelMoves.increment();
             ChannelHandoff.moveTo(ctx.channel(), owner, () -> {
                 moving = false;
-                stream = DurableStreamRoute.begin(server.streamSettings(), ctx, request, target, keepAlive);
+                stream = DurableStreamRoute.begin(server.streamSettings(), ctx, request, target, keepAlive,
+                        sourceReadable);
                 ctx.channel().config().setAutoRead(true);
                 replayHeld(ctx);
             }, this::closedWhileMoving);
             return;
         }
-        stream = DurableStreamRoute.begin(server.streamSettings(), ctx, request, target, keepAlive);
+        stream = DurableStreamRoute.begin(server.streamSettings(), ctx, request, target, keepAlive, sourceReadable);
     }
 
     /**

@@ -195,6 +195,10 @@ public final class Metrics {
         gauge(sb, "iqstream_memory_copies_bytes", "Of the memory used, bytes charged for unpacked copies of packed"
                 + " log segments (one per segment that resumers read, and each live run's newest packed segment for"
                 + " 2 s); at most a quarter of the budget.", budget.copyBytes());
+        gauge(sb, "iqstream_memory_heap_bytes", "Of the memory used, bytes charged for what clients make the server"
+                + " keep on the heap (durable streams' bookkeeping, paths, Stream-Seq, producers).", budget.heapBytes());
+        gauge(sb, "iqstream_memory_heap_share_bytes", "The most iqstream_memory_heap_bytes may reach (a quarter of the"
+                + " heap).", budget.heapShareBytes());
         gauge(sb, "iqstream_expected_run_bytes", "Learned size reserved for each new run.",
                 budget.expectedRunBytes());
         gauge(sb, "iqstream_direct_memory_used_bytes",

@@ -3,6 +3,7 @@ package io.iqstream.server.run;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -180,25 +181,50 @@ public final class ByteLog {
     /**
      * Gathers the messages after byte position {@code after}, a fork's parent's first, into {@code out} until it
      * holds {@code maxBytes} (at least one message). The batch holds slices of the segments, not retained.
+     *
+     * <p>A fork of a fork of ... reads each ancestor's messages up to the next one's fork point. The chain is walked
+     * with a loop, not a recursion: a client can make it as long as the budget allows (thousands of forks), and a
+     * read of its last fork must not overflow the worker's stack.
      */
     public void collect(long after, MessageBatch out, long maxBytes) {
-        collect(after, Long.MAX_VALUE, out, maxBytes);
-    }
-
-    private void collect(long after, long upTo, MessageBatch out, long maxBytes) {
-        if (parent != null && after < base) {
-            parent.collect(after, Math.min(upTo, base), out, maxBytes);
-            if (out.bytes() >= maxBytes && !out.isEmpty()) {
+        if (parent == null || after >= base) {
+            collectOwn(after, Long.MAX_VALUE, out, maxBytes);
+            return;
+        }
+        // the logs that hold bytes after `after`, from this fork up to the oldest such ancestor
+        ArrayList<ByteLog> chain = new ArrayList<>();
+        ByteLog log = this;
+        while (true) {
+            chain.add(log);
+            if (log.parent == null || after >= log.base) {
+                break;
+            }
+            log = log.parent;
+        }
+        // each reads up to the lowest fork point below it in the chain (a fork may fork its source below its own)
+        long[] upTo = new long[chain.size()];
+        long limit = Long.MAX_VALUE;
+        for (int i = 0; i < upTo.length; i++) {
+            upTo[i] = limit;
+            limit = Math.min(limit, chain.get(i).base);
+        }
+        for (int i = upTo.length - 1; i >= 0; i--) {
+            if (!chain.get(i).collectOwn(after, upTo[i], out, maxBytes)) {
                 return;
             }
         }
+    }
+
+    /** This log's own messages after {@code after} ending at or before {@code upTo}; false once {@code out} is full. */
+    private boolean collectOwn(long after, long upTo, MessageBatch out, long maxBytes) {
         int n = count;
         for (int i = indexAfter(after); i < n && end(i) <= upTo; i++) {
             if (out.bytes() >= maxBytes && !out.isEmpty()) {
-                return;
+                return false;
             }
             out.add(message(i), end(i));
         }
+        return !(out.bytes() >= maxBytes && !out.isEmpty());
     }
 
     /**
@@ -206,18 +232,15 @@ public final class ByteLog {
      * in {@code endOut[0]}; null when there is none. A slice of its segment, not retained.
      */
     public ByteBuf firstAfter(long after, long[] endOut) {
-        if (parent != null && after < base) {
-            ByteBuf b = parent.firstAfter(after, endOut);
-            if (b != null && endOut[0] <= base) {
-                return b;
-            }
-        }
-        int i = indexAfter(after);
-        if (i >= count) {
+        MessageBatch one = new MessageBatch();
+        collect(after, one, 0);
+        if (one.isEmpty()) {
             return null;
         }
-        endOut[0] = end(i);
-        return message(i);
+        endOut[0] = one.end(0);
+        ByteBuf first = one.data(0);
+        one.clear();
+        return first;
     }
 
     /** The index of the first own message ending after {@code after} ({@link #ownCount()} when none). */

@@ -9,16 +9,21 @@ import java.util.LinkedHashMap;
  * so one refused later (over budget, too large, malformed) leaves the ledger as it was and its retry is not taken
  * for a duplicate.
  *
- * <p>At most {@link #MAX_PRODUCERS} producers are remembered; a new one past that makes the ledger forget the one
- * least recently accepted. A forgotten producer's next append with a sequence number above 0 is then a
- * {@link Verdict#SEQUENCE_GAP} (expected 0), never a silent duplicate. The ledger also remembers which producer
- * append closed the log, so that the retry of a closing append is answered as a success.
+ * <p>At most {@link #MAX_PRODUCERS} producers are remembered. A producer is never forgotten while it may still be
+ * retrying: a new one past the bound makes the ledger forget the one least recently accepted only when that one has
+ * been silent for {@link #FORGET_AFTER_MS} (as Kafka forgets an idle producer id); otherwise the new producer is
+ * refused ({@link Verdict#TOO_MANY_PRODUCERS}). So a stale epoch is always fenced off and a retried append is never
+ * stored twice, however many other producers write to the log. A forgotten producer's next append with a sequence
+ * number above 0 is a {@link Verdict#SEQUENCE_GAP} (expected 0). The ledger also remembers which producer append
+ * closed the log, so that the retry of a closing append is answered as a success.
  *
  * <p>Confined to its stream's owner worker; holds no table until its first producer.
  */
 public final class ProducerLedger {
     /** Producers remembered per log; past it the least recently accepted is forgotten. */
     public static final int MAX_PRODUCERS = 1024;
+    /** How long a producer must have been silent before a new one past {@link #MAX_PRODUCERS} may displace it. */
+    public static final long FORGET_AFTER_MS = 7L * 24 * 3600 * 1000;
     /**
      * Heap a remembered producer takes besides its id's characters: its map entry, its (epoch, seq) object and the
      * id string's own object and array headers.
@@ -36,13 +41,16 @@ public final class ProducerLedger {
         /** An epoch below the producer's current one ({@link #epoch}): a fenced-off writer. */
         STALE_EPOCH,
         /** A known producer's new epoch whose first seq is not 0. */
-        NEW_EPOCH_NOT_AT_ZERO
+        NEW_EPOCH_NOT_AT_ZERO,
+        /** A new producer while {@link #MAX_PRODUCERS} are remembered and none has been silent long enough to go. */
+        TOO_MANY_PRODUCERS
     }
 
     /** One producer's last accepted (epoch, seq). */
     private static final class Producer {
         long epoch;
         long lastSeq;
+        long lastAcceptedMs;
     }
 
     /** In order of last acceptance, least recent first. */
@@ -53,9 +61,12 @@ public final class ProducerLedger {
     private long closedBySeq;
     private long heldBytes;
 
-    /** What an append of producer {@code id} at ({@code epoch}, {@code seq}) is; changes nothing. */
-    public Verdict check(String id, long epoch, long seq) {
+    /** What an append of producer {@code id} at ({@code epoch}, {@code seq}) is at {@code nowMs}; changes nothing. */
+    public Verdict check(String id, long epoch, long seq, long nowMs) {
         Producer p = find(id);
+        if (p == null && seq == 0 && !roomForNew(nowMs)) {
+            return Verdict.TOO_MANY_PRODUCERS;
+        }
         if (p != null && epoch < p.epoch) {
             return Verdict.STALE_EPOCH;
         }
@@ -73,11 +84,12 @@ public final class ProducerLedger {
     }
 
     /**
-     * Records that the append {@code id} ({@code epoch}, {@code seq}) was stored (after {@link #check} said
-     * {@link Verdict#APPEND}): the producer becomes the most recently active, and a new one past
-     * {@link #MAX_PRODUCERS} makes the least recently active forgotten. Returns the change in {@link #heldBytes}.
+     * Records that the append {@code id} ({@code epoch}, {@code seq}) was stored at {@code nowMs} (after
+     * {@link #check} said {@link Verdict#APPEND}): the producer becomes the most recently active, and a new one past
+     * {@link #MAX_PRODUCERS} makes the least recently active (silent for {@link #FORGET_AFTER_MS}, as the check
+     * found) forgotten. Returns the change in {@link #heldBytes}.
      */
-    public long accept(String id, long epoch, long seq) {
+    public long accept(String id, long epoch, long seq, long nowMs) {
         if (producers == null) {
             producers = new LinkedHashMap<>(4);
         }
@@ -92,6 +104,7 @@ public final class ProducerLedger {
         }
         p.epoch = epoch;
         p.lastSeq = seq;
+        p.lastAcceptedMs = nowMs;
         producers.putLast(id, p);
         heldBytes += change;
         return change;
@@ -149,6 +162,14 @@ public final class ProducerLedger {
     /** Whether {@code id} ({@code epoch}, {@code seq}) is the producer append that closed the log (its retry). */
     public boolean isClosingAppend(String id, long epoch, long seq) {
         return id.equals(closedById) && epoch == closedByEpoch && seq == closedBySeq;
+    }
+
+    /** Whether a new producer may be remembered at {@code nowMs}: room left, or the least recent one silent long enough. */
+    private boolean roomForNew(long nowMs) {
+        if (producers == null || producers.size() < MAX_PRODUCERS) {
+            return true;
+        }
+        return nowMs - producers.firstEntry().getValue().lastAcceptedMs >= FORGET_AFTER_MS;
     }
 
     private Producer find(String id) {

@@ -37,6 +37,8 @@ public final class DurableStream {
     String lastSeq;
     /** Bytes charged to the memory budget for this stream's messages. */
     long chargedBytes;
+    /** Heap charged for this stream's bookkeeping, its last Stream-Seq and its producers (MemoryBudget#tryChargeHeap). */
+    long heapChargedBytes;
     /** Live readers waiting at the tail (long-poll and SSE), on the owner worker. */
     final List<TailWaiter> waiters = new ArrayList<>(1);
 
@@ -89,7 +91,12 @@ public final class DurableStream {
     /** Whether the stream has expired at {@code nowMs} (its Expires-At passed, or its TTL since the last access). */
     boolean isExpired(long nowMs) {
         return expiresAt != null && nowMs >= expiresAtMs
-                || ttlSeconds >= 0 && nowMs >= lastAccessMs + ttlSeconds * 1000;
+                || ttlSeconds >= 0 && nowMs - lastAccessMs >= ttlMs(ttlSeconds);
+    }
+
+    /** A TTL in milliseconds, saturated: a TTL of more seconds than a long holds in milliseconds never ends. */
+    static long ttlMs(long ttlSeconds) {
+        return ttlSeconds > Long.MAX_VALUE / 1000 ? Long.MAX_VALUE : ttlSeconds * 1000;
     }
 
     /** Wakes every live reader at the tail (after an append, a closure, or the stream's end). */

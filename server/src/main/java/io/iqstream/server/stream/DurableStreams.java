@@ -16,18 +16,27 @@ import java.util.concurrent.TimeUnit;
  * is shared only so that a fork, created on its own worker, can find its parent and read the parent's bytes below
  * the fork point (which never change).
  *
- * <p>Memory: each stream is charged {@link #STREAM_OVERHEAD_BYTES} and what its {@link ByteLog} holds (the pooled
- * segments its messages' bytes are kept in, their overhead, {@link ByteLog#INDEX_BYTES_PER_MESSAGE} per message) to
- * the server's one {@link MemoryBudget}, under the same rule as a run's log (an ordinary-sized stream may use the
- * headroom, an oversized one is refused first); refused, the request gets 503 with {@code Retry-After}. A stream is freed when
+ * <p>Memory: each stream is charged to the server's one {@link MemoryBudget} for what it really holds. Its heap —
+ * {@link #STREAM_OVERHEAD_BYTES} of objects, its path, content type and expiry ({@link #bookkeepingBytes}), its
+ * last {@code Stream-Seq} ({@link #seqBytes}) and its producers — goes through {@link MemoryBudget#tryChargeHeap},
+ * so that a stranger's long paths or long headers are refused while the heap has room; its {@link ByteLog} (the
+ * pooled segments its messages' bytes are kept in, their overhead, {@link ByteLog#INDEX_BYTES_PER_MESSAGE} per
+ * message) under the same rule as a run's log (an ordinary-sized stream may use the headroom, an oversized one is
+ * refused first). Refused, the request gets 503 with {@code Retry-After}. A stream is freed when
  * deleted or expired (its TTL since the last read or write, or its Expires-At): lazily by the request that finds
  * it expired, and by each worker's sweep every second.
  *
  * <p>Thread-safe as described; each method says on which thread it runs.
  */
 public final class DurableStreams {
-    /** What a stream's bookkeeping costs beyond its bytes (the object, its table, its map entry). */
-    public static final long STREAM_OVERHEAD_BYTES = 512;
+    /**
+     * What a stream's objects cost on the heap beyond its strings: the stream, its log and the log's first tables,
+     * its producer ledger, its waiter list, its map entry. Measured: about 560 bytes (a heap dump's retained size of
+     * one stream with a one-character path); this bound has room for the map's growth.
+     */
+    public static final long STREAM_OVERHEAD_BYTES = 640;
+    /** What a string costs on the heap beyond its characters (its object and its array's header). */
+    static final long STRING_OVERHEAD_BYTES = 48;
     /** How often each worker frees its expired streams. */
     static final long SWEEP_MS = 1000;
 
@@ -94,14 +103,48 @@ public final class DurableStreams {
         return s == null || s.isExpired(nowMs) ? null : s;
     }
 
-    /** Takes the overhead of a new stream from the budget; false when refused (503). */
-    boolean admit() {
-        return budget.tryChargeWithinBudget(STREAM_OVERHEAD_BYTES);
+    /**
+     * What a new stream's bookkeeping holds on the heap: {@link #STREAM_OVERHEAD_BYTES} and the strings a client
+     * chose (its path, content type and expiry; two bytes a character at most).
+     */
+    static long bookkeepingBytes(String path, String contentType, String expiresAt) {
+        return STREAM_OVERHEAD_BYTES + stringBytes(path) + stringBytes(contentType) + stringBytes(expiresAt);
     }
 
-    /** Returns a stream's overhead taken by {@link #admit} that was not used. */
-    void unadmit() {
-        budget.release(STREAM_OVERHEAD_BYTES);
+    /** What keeping {@code seq} as a stream's last {@code Stream-Seq} holds on the heap (0 for none). */
+    static long seqBytes(String seq) {
+        return stringBytes(seq);
+    }
+
+    private static long stringBytes(String s) {
+        return s == null ? 0 : STRING_OVERHEAD_BYTES + 2L * s.length();
+    }
+
+    /** Takes a new stream's {@link #bookkeepingBytes} from the budget; false when refused (503). */
+    boolean admit(long bookkeepingBytes) {
+        return budget.tryChargeHeap(bookkeepingBytes);
+    }
+
+    /** Returns a stream's bookkeeping taken by {@link #admit} that was not used. */
+    void unadmit(long bookkeepingBytes) {
+        budget.releaseHeap(bookkeepingBytes);
+    }
+
+    /** Takes {@code bytes} more of heap for {@code s} (a Stream-Seq, a producer); false when refused (503). */
+    boolean chargeHeap(DurableStream s, long bytes) {
+        if (bytes > 0 && !budget.tryChargeHeap(bytes)) {
+            return false;
+        }
+        s.heapChargedBytes += bytes;
+        return true;
+    }
+
+    /** Gives back heap taken by {@link #chargeHeap} (refused after all, or no longer held). */
+    void unchargeHeap(DurableStream s, long bytes) {
+        if (bytes > 0) {
+            s.heapChargedBytes -= bytes;
+            budget.releaseHeap(bytes);
+        }
     }
 
     /** Takes a live reader's slot (long-poll or SSE) under --max-subscribers; false when full (503). */
@@ -148,16 +191,21 @@ public final class DurableStreams {
         s.wakeWaiters();
     }
 
+    /**
+     * Frees {@code s}, then each soft-deleted ancestor it was the last fork of: a loop, not a recursion, so a chain
+     * of forks as long as a client likes is freed whole (an ancestor on another worker is freed there, by a task).
+     */
     private void free(DurableStream s) {
-        streams.remove(s.path, s);
-        long bytes = s.log.release();
-        budget.release(s.chargedBytes + STREAM_OVERHEAD_BYTES);
-        s.chargedBytes = 0;
-        metrics.durableStreamsActive.decrement();
-        metrics.durableBytesHeld.add(-bytes);
-        DurableStream parent = s.parent;
-        if (parent != null) {
-            releaseFork(parent);
+        while (s != null) {
+            streams.remove(s.path, s);
+            long bytes = s.log.release();
+            budget.release(s.chargedBytes);
+            budget.releaseHeap(s.heapChargedBytes);
+            s.chargedBytes = 0;
+            s.heapChargedBytes = 0;
+            metrics.durableStreamsActive.decrement();
+            metrics.durableBytesHeld.add(-bytes);
+            s = s.parent == null ? null : forkGone(s.parent);
         }
     }
 
@@ -168,27 +216,40 @@ public final class DurableStreams {
 
     /** A fork of {@code parent} is gone: the parent is freed (on its worker) if it was soft-deleted and unheld. */
     void releaseFork(DurableStream parent) {
-        if (parent.log.releaseFork() && parent.softDeleted) {
-            EventLoop owner = ownerOf(parent.path);
-            Runnable task = () -> {
-                if (parent.softDeleted && parent.log.retireIfUnheld()) {
-                    free(parent);
-                }
-            };
-            if (owner.inEventLoop()) {
-                task.run();
-            } else {
-                owner.execute(task);
-            }
+        DurableStream now = forkGone(parent);
+        if (now != null) {
+            free(now);
         }
+    }
+
+    /**
+     * A fork of {@code parent} is gone. Returns {@code parent} when it is to be freed now, on this thread (it was
+     * soft-deleted, this was its last fork, and this is its worker); one on another worker is freed there.
+     */
+    private DurableStream forkGone(DurableStream parent) {
+        if (!parent.log.releaseFork() || !parent.softDeleted) {
+            return null;
+        }
+        EventLoop owner = ownerOf(parent.path);
+        if (owner.inEventLoop()) {
+            return parent.log.retireIfUnheld() ? parent : null;
+        }
+        owner.execute(() -> {
+            if (parent.softDeleted && parent.log.retireIfUnheld()) {
+                free(parent);
+            }
+        });
+        return null;
     }
 
     /** Frees every stream; at shutdown, once the workers have stopped (no other thread touches them then). */
     public void dropAll() {
         for (DurableStream s : streams.values()) {
             s.log.release();
-            budget.release(s.chargedBytes + STREAM_OVERHEAD_BYTES);
+            budget.release(s.chargedBytes);
+            budget.releaseHeap(s.heapChargedBytes);
             s.chargedBytes = 0;
+            s.heapChargedBytes = 0;
         }
         streams.clear();
     }

@@ -65,16 +65,19 @@ public final class StreamExchange {
      *
      * @param path the stream's path as the protocol names it ({@code /v1/stream/...}, decoded)
      * @param offsets every {@code offset} parameter given; {@code live}, {@code cursor}: the parameters or null
+     * @param sourceReadable false when the request forks a stream its caller may not read: the source is then
+     *     answered as absent (404), exactly as one that does not exist, so a fork tells nothing of it
      */
     public static LiveRead serve(Settings settings, ChannelHandlerContext ctx, HttpRequest request, String path,
-            ByteBuf body, List<String> offsets, String live, String cursor, boolean keepAlive) {
+            ByteBuf body, List<String> offsets, String live, String cursor, boolean keepAlive,
+            boolean sourceReadable) {
         StreamExchange x = new StreamExchange(new StreamReply(settings, ctx, request, path, keepAlive));
         try {
             HttpMethod m = request.method();
             if (m.equals(HttpMethod.GET)) {
                 return LiveRead.start(x.reply, offsets, live, cursor);
             } else if (m.equals(HttpMethod.PUT)) {
-                x.create(body);
+                x.create(body, sourceReadable);
             } else if (m.equals(HttpMethod.POST)) {
                 x.append(body);
             } else if (m.equals(HttpMethod.HEAD)) {
@@ -94,7 +97,7 @@ public final class StreamExchange {
 
     // ---- create ---------------------------------------------------------------------------------------------
 
-    private void create(ByteBuf body) {
+    private void create(ByteBuf body, boolean sourceReadable) {
         HttpHeaders h = request.headers();
         String contentType = h.get(HttpHeaderNames.CONTENT_TYPE);
         String forkedFrom = h.get(DurableStreamProtocol.FORKED_FROM);
@@ -177,7 +180,7 @@ public final class StreamExchange {
         long forkPosition = 0;
         ByteBuf prefix = null;
         if (forkedFrom != null) {
-            parent = streams.parentFor(forkedFrom, now);
+            parent = sourceReadable ? streams.parentFor(forkedFrom, now) : null;
             if (parent == null) {
                 refuse(HttpResponseStatus.NOT_FOUND, "no stream to fork at " + forkedFrom);
                 return;
@@ -228,7 +231,9 @@ public final class StreamExchange {
                 return;
             }
         }
-        if (!streams.admit()) {
+        // its bookkeeping first: the strings a client chose (the path up to the request line's 8 KiB) are heap
+        long bookkeeping = DurableStreams.bookkeepingBytes(path, contentType, expiresAt);
+        if (!streams.admit(bookkeeping)) {
             release(prefix);
             release(initial);
             letGo(parent);
@@ -237,9 +242,10 @@ public final class StreamExchange {
         }
         DurableStream s = new DurableStream(path, contentType, ttl, expiresAt, expiresAtMs, parent, forkPosition,
                 prefix == null ? 0 : subOffset, createClosed, now, ctx.alloc());
+        s.heapChargedBytes = bookkeeping;
         long bytes = (prefix == null ? 0 : prefix.readableBytes()) + (initial == null ? 0 : initial.readableBytes());
         if (bytes > streams.maxStreamBytes()) {
-            streams.unadmit();
+            streams.unadmit(bookkeeping);
             release(prefix);
             release(initial);
             letGo(parent);
@@ -293,7 +299,7 @@ public final class StreamExchange {
     private void unmake(DurableStream s) {
         s.log.release();
         streams.uncharge(s, s.chargedBytes);
-        streams.unadmit();
+        streams.unchargeHeap(s, s.heapChargedBytes);
         letGo(s.parent);
     }
 
@@ -393,7 +399,7 @@ public final class StreamExchange {
                 return;
             }
         }
-        if (producer && !producerMayAppend(s.producers, producerId, epoch, seq)) {
+        if (producer && !producerMayAppend(s.producers, producerId, epoch, seq, now)) {
             return;
         }
         String streamSeq = h.get(DurableStreamProtocol.SEQ);
@@ -401,9 +407,11 @@ public final class StreamExchange {
             refuse(HttpResponseStatus.CONFLICT, "Stream-Seq " + streamSeq + " is not after " + s.lastSeq);
             return;
         }
-        // a new producer is charged before its first append is stored: a stranger picks its id and the id's length
+        // a new producer and a new Stream-Seq are heap, charged before the append is stored: a stranger picks the
+        // id and the seq, and their length (up to the request head's limit); a refusal from here on gives them back
         long producerBytes = producer && !s.producers.knows(producerId) ? ProducerLedger.bytesFor(producerId) : 0;
-        if (producerBytes > 0 && !streams.charge(s, producerBytes)) {
+        long heapBytes = producerBytes + DurableStreams.seqBytes(streamSeq);
+        if (!streams.chargeHeap(s, heapBytes)) {
             overBudget();
             return;
         }
@@ -411,13 +419,13 @@ public final class StreamExchange {
         if (body.isReadable()) {
             message = message(s.json, body, false);
             if (message == null) {
-                streams.uncharge(s, producerBytes);
+                streams.unchargeHeap(s, heapBytes);
                 return;
             }
             int bytes = message.readableBytes();
             if (s.log.ownBytes() + bytes > streams.maxStreamBytes()) {
                 message.release();
-                streams.uncharge(s, producerBytes);
+                streams.unchargeHeap(s, heapBytes);
                 refuse(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "a stream holds at most "
                         + streams.maxStreamBytes() + " bytes (--max-run-bytes)");
                 return;
@@ -425,7 +433,7 @@ public final class StreamExchange {
             boolean stored = store(s, message);
             message.release();
             if (!stored) {
-                streams.uncharge(s, producerBytes);
+                streams.unchargeHeap(s, heapBytes);
                 overBudget();
                 return;
             }
@@ -435,12 +443,13 @@ public final class StreamExchange {
         }
         if (producer) {
             // the one forgotten past MAX_PRODUCERS gives its bytes back (the new one's were charged above)
-            long change = s.producers.accept(producerId, epoch, seq);
+            long change = s.producers.accept(producerId, epoch, seq, now);
             if (change < producerBytes) {
-                streams.uncharge(s, producerBytes - change);
+                streams.unchargeHeap(s, producerBytes - change);
             }
         }
         if (streamSeq != null) {
+            streams.unchargeHeap(s, DurableStreams.seqBytes(s.lastSeq));
             s.lastSeq = streamSeq;
         }
         if (close) {
@@ -464,10 +473,11 @@ public final class StreamExchange {
 
     /**
      * Whether the producer append ({@code id}, {@code epoch}, {@code seq}) is one to store, by the ledger's verdict;
-     * when not, answers it: 403 a stale epoch, 400 a new epoch not at 0, 409 a gap, 204 a duplicate.
+     * when not, answers it: 403 a stale epoch, 400 a new epoch not at 0, 409 a gap, 204 a duplicate, 429 a new
+     * producer while the stream remembers {@link ProducerLedger#MAX_PRODUCERS} active ones.
      */
-    private boolean producerMayAppend(ProducerLedger producers, String id, long epoch, long seq) {
-        FullHttpResponse r = switch (producers.check(id, epoch, seq)) {
+    private boolean producerMayAppend(ProducerLedger producers, String id, long epoch, long seq, long nowMs) {
+        FullHttpResponse r = switch (producers.check(id, epoch, seq, nowMs)) {
             case APPEND -> null;
             case STALE_EPOCH -> {
                 FullHttpResponse stale = response(HttpResponseStatus.FORBIDDEN, "stale producer epoch");
@@ -482,6 +492,13 @@ public final class StreamExchange {
                         Long.toString(producers.expectedSeq(id)));
                 gap.headers().set(DurableStreamProtocol.PRODUCER_RECEIVED_SEQ, Long.toString(seq));
                 yield gap;
+            }
+            case TOO_MANY_PRODUCERS -> {
+                FullHttpResponse full = response(HttpResponseStatus.TOO_MANY_REQUESTS, "the stream remembers "
+                        + ProducerLedger.MAX_PRODUCERS + " producers, each active within a week: a new Producer-Id is "
+                        + "taken once one of them has been silent that long");
+                full.headers().set(HttpHeaderNames.RETRY_AFTER, "3600");
+                yield full;
             }
             case DUPLICATE -> {
                 FullHttpResponse duplicate = empty(HttpResponseStatus.NO_CONTENT);
@@ -620,17 +637,21 @@ public final class StreamExchange {
     static long timestampMs(String text) {
         try {
             return OffsetDateTime.parse(text).toInstant().toEpochMilli();
+        } catch (ArithmeticException e) {
+            return Long.MIN_VALUE; // a year that milliseconds since 1970 cannot hold (RFC 3339 years have 4 digits)
         } catch (DateTimeParseException e) {
             // try the next form
         }
         try {
             return Instant.parse(text).toEpochMilli();
+        } catch (ArithmeticException e) {
+            return Long.MIN_VALUE;
         } catch (DateTimeParseException e) {
             // try the next form
         }
         try {
             return ZonedDateTime.parse(text, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant().toEpochMilli();
-        } catch (DateTimeParseException e) {
+        } catch (ArithmeticException | DateTimeParseException e) {
             return Long.MIN_VALUE;
         }
     }
