@@ -6,11 +6,13 @@ import static io.iqstream.server.testing.DurableHttp.send;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.iqstream.server.auth.TokenMinter;
 import io.iqstream.server.testing.DurableHttp;
 import io.iqstream.server.testing.Ports;
 import io.iqstream.server.testing.TestServer;
 import io.iqstream.server.testing.Tokens;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.Iterator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -155,5 +157,28 @@ class ClusterDurableStreamsTest {
         assertEquals(204, send("DELETE", b.base() + "/v1/stream/" + fork, null, bearer(token)).statusCode());
         assertEquals(204, send("DELETE", b.base() + "/v1/stream/" + source, null, bearer(token)).statusCode());
         assertEquals(heldOnA, streamsHeld(a), "both freed on A");
+    }
+
+    @Test
+    void aForkOfASourceItsCallerMayNotReadIs404ThroughEitherNode() throws Exception {
+        String source = pathOwnedBy(a, "secret");
+        assertEquals(201, send("PUT", a.base() + "/v1/stream/" + source, "the owner's secret",
+                bearer(token, "Content-Type", "text/plain")).statusCode());
+        String attacker = new TokenMinter(TestServer.SECRET).mint(List.of("att/*"), List.of("att/*"),
+                Duration.ofHours(1));
+        int heldOnA = streamsHeld(a);
+        int heldOnB = streamsHeld(b);
+        for (TestServer via : List.of(a, b)) {
+            for (String fork : List.of(pathOwnedBy(a, "att/copy"), pathOwnedBy(b, "att/copy"))) {
+                HttpResponse<String> r = send("PUT", via.base() + "/v1/stream/" + fork, null,
+                        bearer(attacker, "Stream-Forked-From", "/v1/stream/" + source));
+                assertEquals(404, r.statusCode(), "fork " + fork + " through " + via.port() + ": " + r.body());
+                assertEquals(404, send("GET", via.base() + "/v1/stream/" + fork + "?offset=-1", null,
+                        bearer(attacker)).statusCode());
+            }
+        }
+        assertEquals(heldOnA, streamsHeld(a), "nothing made on A");
+        assertEquals(heldOnB, streamsHeld(b), "nothing made on B");
+        assertEquals(204, send("DELETE", a.base() + "/v1/stream/" + source, null, bearer(token)).statusCode());
     }
 }
