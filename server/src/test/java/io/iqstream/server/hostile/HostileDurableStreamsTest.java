@@ -108,6 +108,37 @@ class HostileDurableStreamsTest {
         }
     }
 
+    /** Producers with 7 KB ids on stream after stream: the heap share refuses them (503), the heap never runs out. */
+    @Test
+    void longProducerIdsAre503BeforeTheHeapRunsOut() throws Exception {
+        try (HostileServer server = HostileServer.start("--memory-budget", "64m");
+                AttackWindow w = AttackWindow.open(server)) {
+            String base = "http://127.0.0.1:" + server.port() + "/v1/stream/ids-";
+            String writer = Tokens.publisher("*");
+            String pad = "i".repeat(7_000);
+            HttpResponse<String> refused = null;
+            int accepted = 0;
+            for (int stream = 0; stream < 20 && refused == null && server.isAlive(); stream++) {
+                assertEquals(201, send("PUT", base + stream, null, bearer(writer, "Content-Type", TEXT))
+                        .statusCode());
+                for (int p = 0; p < ProducerLedger.MAX_PRODUCERS; p++) {
+                    HttpResponse<String> r = send("POST", base + stream, "x", bearer(writer, "Content-Type", TEXT,
+                            "Producer-Id", pad + p, "Producer-Epoch", "0", "Producer-Seq", "0"));
+                    if (r.statusCode() != 200) {
+                        refused = r;
+                        break;
+                    }
+                    accepted++;
+                }
+            }
+            server.assertSound();
+            assertTrue(refused != null, accepted + " producers of 7 KB ids were all taken " + server.describe());
+            assertEquals(503, refused.statusCode(), "after " + accepted + ": " + refused.body());
+            assertTrue(server.metric("iqstream_memory_heap_bytes") <= server.metric("iqstream_memory_heap_share_bytes"));
+            w.assertSurvived();
+        }
+    }
+
     @Test
     void aChainOfThousandsOfForksIsReadAndFreedWhole() throws Exception {
         // one worker: every link's free runs on the same loop, where a recursive cascade would go deepest

@@ -146,4 +146,63 @@ class DurableStreamBudgetTest {
                     "0", "Producer-Seq", "0").statusCode());
         }
     }
+
+    /**
+     * An idempotent producer's append refused after the ledger's check — over the budget, too large, the wrong
+     * content type — leaves the ledger as it was: its retry is stored (200), never answered as a duplicate (204) of a
+     * message that was never stored, and the message is read back exactly once.
+     */
+    @Test
+    void aRefusedProducerAppendIsStoredOnItsRetryAndReadOnce() throws Exception {
+        long budget = 1 << 20;
+        try (TestServer server = TestServer.start("--memory-budget", Long.toString(budget),
+                "--durable-streams-open", "true", "--max-run-bytes", "256k", "--max-event-bytes", "256k")) {
+            String base = server.base() + "/v1/stream/refused/";
+            String[] producer = {"Producer-Id", "p", "Producer-Epoch", "0"};
+            assertEquals(201, send("PUT", base + "s", null, TEXT, "text/plain").statusCode());
+            // the wrong content type: 409, then the retry with the right one is stored
+            assertEquals(409, producerPost(base + "s", "one;", "application/json", producer, 0).statusCode());
+            assertEquals(200, producerPost(base + "s", "one;", "text/plain", producer, 0).statusCode());
+            // too large for the stream: 413, then the retry of that seq with a body that fits is stored
+            assertEquals(413, producerPost(base + "s", "x".repeat(300 * 1024), "text/plain", producer, 1)
+                    .statusCode());
+            assertEquals(200, producerPost(base + "s", "two;", "text/plain", producer, 1).statusCode());
+            // over the budget: another stream fills it, the append is 503; once that stream is gone, the retry
+            // is stored
+            // streams of ordinary size fill the budget, then their second chunks its headroom
+            String chunk = "f".repeat(64 * 1024);
+            int fillers = 0;
+            while (send("PUT", base + "filler" + fillers, null, TEXT, "text/plain").statusCode() == 201) {
+                assertTrue(fillers < 64, "the budget refuses within 64 streams of 64 KiB");
+                fillers++;
+                if (send("POST", base + "filler" + (fillers - 1), chunk, TEXT, "text/plain").statusCode() != 204) {
+                    break;
+                }
+            }
+            for (int i = 0; i < fillers; i++) {
+                if (send("POST", base + "filler" + i, chunk, TEXT, "text/plain").statusCode() != 204) {
+                    break;
+                }
+            }
+            HttpResponse<String> r = producerPost(base + "s", chunk, "text/plain", producer, 2);
+            assertEquals(503, r.statusCode(), r.body());
+            for (int i = 0; i < fillers; i++) {
+                assertEquals(204, send("DELETE", base + "filler" + i, null).statusCode());
+            }
+            assertEquals(200, producerPost(base + "s", "three;", "text/plain", producer, 2).statusCode(),
+                    "the retry after 503 is stored, not taken for a duplicate");
+            assertEquals(204, producerPost(base + "s", "three;", "text/plain", producer, 2).statusCode(),
+                    "and its own retry is the duplicate");
+            String body = send("GET", base + "s?offset=-1", null).body();
+            assertTrue(body.startsWith("one;two;"), body.substring(0, Math.min(40, body.length())));
+            assertTrue(body.endsWith("three;"), "the refused append's retry is there");
+            assertEquals(1, body.split("three;", -1).length - 1, "once");
+        }
+    }
+
+    private static HttpResponse<String> producerPost(String url, String body, String type, String[] producer,
+            long seq) throws Exception {
+        return send("POST", url, body, TEXT, type, producer[0], producer[1], producer[2], producer[3],
+                "Producer-Seq", Long.toString(seq));
+    }
 }
