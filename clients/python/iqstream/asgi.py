@@ -143,9 +143,10 @@ class ResumableAGUI:
             await _answer_error(send, 400, "bad_run_id",
                                 f"the run id {run_id!r} is not 1-128 characters of [A-Za-z0-9._~:-]")
             return
-        last_event_id = _header(scope, b"last-event-id")
-        if last_event_id is not None and not last_event_id.strip().isdigit():
-            await _answer_error(send, 400, "bad_last_event_id", "Last-Event-ID must be an event id (an integer)")
+        last_event_id = _last_event_id(_header(scope, b"last-event-id"))
+        if last_event_id == _MALFORMED:
+            await _answer_error(send, 400, "bad_last_event_id",
+                                f"Last-Event-ID must be an event id: ASCII digits, 0 to {_MAX_EVENT_ID}")
             return
         run = self.runs.get(run_id)
         if run is None:
@@ -163,8 +164,7 @@ class ResumableAGUI:
             error = decision.error or {"error": "error", "message": ""}
             await _answer_error(send, decision.status, error["error"], error["message"])
         else:
-            await self._serve(run_id, None if last_event_id is None else int(last_event_id), decision.headers,
-                              receive, send)
+            await self._serve(run_id, last_event_id, decision.headers, receive, send)
 
     def _may_be_agui(self, scope: Scope) -> bool:
         if self.paths is not None:
@@ -375,6 +375,30 @@ class ResumableAGUI:
             await _answer_error(send, 502, "iqstream_unreachable", str(error))
         else:
             raise error
+
+
+# Last-Event-ID as IQ-Stream takes it (server/.../wire/LastEventId.java): blank is none; else, once trimmed of
+# control characters and spaces, ASCII decimal digits of a value from 0 to 2^31 - 1 (leading zeros allowed)
+_MAX_EVENT_ID = 2**31 - 1
+_MALFORMED = -1
+_TRIMMED = "".join(chr(c) for c in range(0x21))
+
+
+def _last_event_id(text: Optional[str]) -> Optional[int]:
+    """The header's event id, None when absent or blank, ``_MALFORMED`` when it is not an event id. Never raises:
+    ``str.isdigit`` takes "²" and any length, which ``int`` refuses or converts slowly."""
+    if text is None:
+        return None
+    trimmed = text.strip(_TRIMMED)
+    if not trimmed:
+        return None if text.isspace() or not text else _MALFORMED
+    if not (trimmed.isascii() and trimmed.isdigit()):
+        return _MALFORMED
+    significant = trimmed.lstrip("0")
+    if len(significant) > len(str(_MAX_EVENT_ID)):
+        return _MALFORMED
+    value = int(significant or "0")
+    return value if value <= _MAX_EVENT_ID else _MALFORMED
 
 
 def _header(scope: Scope, name: bytes) -> Optional[str]:
