@@ -19,6 +19,9 @@ agent-framework-ag-ui, ...). For each such POST the middleware:
 5. joins instead of starting the agent twice: a POST of a run that IQ-Stream already holds (running, or ended
    and still retained) is answered from IQ-Stream without calling the app, from ``Last-Event-ID`` when the
    request carries one. That is the resume: the same POST again, on any app instance, with ``Last-Event-ID``.
+   A POST of a run this process is still starting (a double submit, a retry) waits for the app's answer to the
+   first: a stream is joined as above, without the app's headers (they are the first caller's); any other answer
+   is the first request's alone, and the second gets ``409 run_in_progress``.
 
 Any other request, and any answer of the app that is not ``200 text/event-stream``, passes through unchanged.
 The token needs the publish and the subscribe right on the run ids (``{"iqstream": {"publish": ["*"],
@@ -149,16 +152,24 @@ class ResumableAGUI:
                                 f"Last-Event-ID must be an event id: ASCII digits, 0 to {_MAX_EVENT_ID}")
             return
         run = self.runs.get(run_id)
-        if run is None:
-            if len(self.runs) >= self.max_runs:
-                await _answer_error(send, 503, "too_many_runs",
-                                    f"this instance drives {self.max_runs} runs (max_runs)", retry_after="1")
-                return
-            run = _Run(run_id)
-            self.runs[run_id] = run
-            run.task = asyncio.ensure_future(self._start(run, scope, body))
-        decision: _Decision = await asyncio.shield(run.decision)
-        if decision.kind == _Decision.PASS and decision.queue is not None and run.task is not None:
+        if run is not None:  # a second request for a run this process is deciding about or driving: a join
+            decision: _Decision = await asyncio.shield(run.decision)
+            if decision.kind == _Decision.SSE:  # the run is streamed: read it from IQ-Stream, without the
+                await self._serve(run_id, last_event_id, [], receive, send)  # first caller's headers
+            else:  # the app's answer, or the error, is the first request's alone
+                await _answer_error(send, 409, "run_in_progress",
+                                    "another request for this run is in progress and its answer is not a stream; "
+                                    "send it again once that request is answered")
+            return
+        if len(self.runs) >= self.max_runs:
+            await _answer_error(send, 503, "too_many_runs",
+                                f"this instance drives {self.max_runs} runs (max_runs)", retry_after="1")
+            return
+        run = _Run(run_id)
+        self.runs[run_id] = run
+        run.task = asyncio.ensure_future(self._start(run, scope, body))
+        decision = await asyncio.shield(run.decision)
+        if decision.kind == _Decision.PASS and decision.queue is not None:
             await _relay(decision.queue, send)
         elif decision.kind == _Decision.ERROR:
             error = decision.error or {"error": "error", "message": ""}

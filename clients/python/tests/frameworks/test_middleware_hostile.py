@@ -1,8 +1,9 @@
-"""ResumableAGUI against hostile or careless clients, on uvicorn and a real IQ-Stream server: a ``Last-Event-ID``
-that is not an event id is answered ``400 bad_last_event_id`` before the app is called.
+"""ResumableAGUI against hostile or careless clients, on uvicorn and a real IQ-Stream server: POSTs of one run at
+once (a double submit, a retry) each get an answer of their own, and a ``Last-Event-ID`` that is not an event id
+is answered ``400 bad_last_event_id`` before the app is called.
 
 The app is a plain FastAPI route, not a framework's endpoint: what is tested is the middleware's side of the
-answer, which no framework changes."""
+answer (the app answering JSON instead of SSE, a header meant for one caller), which no framework changes."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any, Optional
 
 import httpx
 from fastapi import FastAPI, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 from iqstream.asgi import ResumableAGUI
 
@@ -29,6 +30,21 @@ class Gate:
     def __init__(self) -> None:
         self.release = asyncio.Event()
         self.calls = 0
+
+
+def json_app(gate: Gate, status: int) -> FastAPI:
+    """An AG-UI route that refuses the run with a JSON answer (an app's own 403 or 422), once released."""
+    app = FastAPI()
+
+    @app.post("/agent")
+    async def run_agent(request: Request) -> Any:
+        body = await request.json()
+        gate.calls += 1
+        await gate.release.wait()
+        return JSONResponse({"detail": f"refused run {body['runId']}", "padding": "x" * 2000}, status_code=status,
+                            headers={"set-cookie": "session=first-caller; HttpOnly"})
+
+    return app
 
 
 def sse_app(gate: Gate) -> FastAPI:
@@ -93,6 +109,70 @@ class HostileClientTest(unittest.IsolatedAsyncioTestCase):
         instance = await AppInstance(counter).start()
         self.addAsyncCleanup(instance.stop)
         return instance, middleware, counter
+
+    async def at_once(self, instance: AppInstance, counter: CountRequests, gate: Gate, body: dict, read: Any,
+                      posts: int = 2) -> list[Any]:
+        """POSTs ``body`` ``posts`` times, all but the first while the app still holds the first; then releases
+        the app. Their answers, in order."""
+        first = asyncio.ensure_future(read(f"{instance.url}/agent", body))
+        await _until(lambda: gate.calls == 1, 20, "the app to get the first POST")
+        others = [asyncio.ensure_future(read(f"{instance.url}/agent", body)) for _ in range(posts - 1)]
+        await _until(lambda: counter.entered == posts, 20, "the other POSTs to reach the middleware")
+        await asyncio.sleep(0.3)  # their bodies read, and they are waiting on the run
+        gate.release.set()
+        done, pending = await asyncio.wait({first, *others}, timeout=15)
+        for task in pending:
+            task.cancel()
+        self.assertEqual(len(pending), 0, f"every POST was answered (none hangs): {len(pending)} of {posts} were not")
+        return [first.result(), *(task.result() for task in others)]
+
+    # ---- POSTs of one run at once ----
+
+    async def test_posts_of_one_run_at_once_answered_json_each_get_their_own_answer(self) -> None:
+        for status in (403, 422):
+            with self.subTest(status=status):
+                gate = Gate()
+                instance, middleware, counter = await self.serve(json_app(gate, status))
+                body = run_input()
+                first, *others = await self.at_once(instance, counter, gate, body, raw_post, posts=3)
+
+                self.assertEqual(first.status_code, status, "the first POST gets the app's answer")
+                self.assertEqual(first.json()["detail"], f"refused run {body['runId']}", "whole, not truncated")
+                self.assertEqual(first.headers.get("set-cookie"), "session=first-caller; HttpOnly")
+
+                for other in others:
+                    self.assertEqual(other.status_code, 409, other.text)
+                    self.assertEqual(other.headers.get("content-type"), "application/json")
+                    self.assertEqual(other.json()["error"], "run_in_progress")
+                    self.assertNotIn("set-cookie", other.headers, "nothing of the first caller's answer")
+                    self.assertNotIn("refused run", other.text)
+                self.assertEqual(gate.calls, 1, "the app ran once")
+                await _until(lambda: not middleware.runs, 10, "the middleware to drop the run")
+
+                # once the first is answered, the same POST again is the app's again (a retry of a refused run)
+                gate.release.set()
+                again = await raw_post(f"{instance.url}/agent", body)
+                self.assertEqual(again.status_code, status)
+                self.assertEqual(again.json()["detail"], f"refused run {body['runId']}")
+                self.assertEqual(gate.calls, 2)
+
+    async def test_two_posts_of_one_streamed_run_read_the_run_and_only_the_first_gets_the_apps_headers(self) -> None:
+        gate = Gate()
+        instance, middleware, counter = await self.serve(sse_app(gate))
+        body = run_input()
+        run_id = f"{body['threadId']}:{body['runId']}"
+        first, second = await self.at_once(instance, counter, gate, body, post_run)
+
+        for answer in (first, second):
+            self.assertEqual(answer.status, 200)
+            self.assertTrue(answer.ended)
+            self.assertEqual(answer.headers.get("iqstream-run-id"), run_id)
+            self.assertEqual(answer.ids, [1, 2, 3, 4, 5], "the run as IQ-Stream holds it, each event once")
+            self.assertEqual(answer.events[-1]["type"], "RUN_FINISHED")
+        self.assertEqual(first.headers.get("set-cookie"), "session=first-caller; HttpOnly")
+        self.assertNotIn("set-cookie", second.headers, "the app's headers are the first caller's alone")
+        self.assertEqual(gate.calls, 1, "the second POST joined the run; the app ran once")
+        await _until(lambda: not middleware.runs, 10, "the middleware to drop the run")
 
     # ---- Last-Event-ID ----
 
