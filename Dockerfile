@@ -47,11 +47,15 @@ FROM dist-${DIST} AS dist
 FROM ${RUN_IMAGE}
 RUN groupadd --system --gid 10001 iqstream \
  && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /nonexistent \
-      --shell /usr/sbin/nologin iqstream
+      --shell /usr/sbin/nologin iqstream \
+ && mkdir -p /var/lib/iqstream && chown 10001:10001 /var/lib/iqstream
 COPY --from=dist --chown=0:0 /dist/iqstream/ /opt/iqstream/
 ENV IQSTREAM_HOST=0.0.0.0 \
     IQSTREAM_PORT=8080 \
+    IQSTREAM_DATA_DIR=/var/lib/iqstream \
     IQSTREAM_JVM_OPTS="-XX:-UsePerfData"
+# durable streams' files (--data-dir): mount a volume here to keep them across containers
+VOLUME /var/lib/iqstream
 USER 10001:10001
 EXPOSE 8080 9090
 STOPSIGNAL SIGTERM

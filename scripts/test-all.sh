@@ -78,6 +78,10 @@ want() { [[ ",$ONLY," == *",$1,"* ]]; }
 strict() { [[ "${CI:-}" == true ]]; }
 skippable() { [[ ",$SKIPPABLE," == *",$1,"* ]]; }
 export IQSTREAM_JAR="$ROOT/server/target/iqstream-server.jar"
+# every server a suite starts keeps durable streams in memory unless the suite says otherwise: suites run servers
+# side by side from one working directory, and a data directory is one node's. The suites of the disk name it, each
+# with a data directory of its own (the maven suite's storage tests, the conformance suite's disk run).
+export IQSTREAM_DURABILITY="${IQSTREAM_DURABILITY:-memory}"
 # the servers the suites start skip the start-up's JIT warm-up (--warmup: several seconds per start); they test
 # behaviour. dist, image and k8s run the server as shipped, warm-up included (suite() below unsets it for them).
 export IQSTREAM_WARMUP=0

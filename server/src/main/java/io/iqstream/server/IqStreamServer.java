@@ -12,6 +12,8 @@ import io.iqstream.server.http.AdminInitializer;
 import io.iqstream.server.http.ConnectionSlots;
 import io.iqstream.server.http.IqStreamInitializer;
 import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.storage.FsyncPolicy;
+import io.iqstream.server.storage.StreamStore;
 import io.iqstream.server.stream.DurableStreams;
 import io.iqstream.server.metrics.RefusalSummary;
 import io.iqstream.server.run.RunRegistry;
@@ -33,10 +35,12 @@ import io.netty.channel.WriteBufferWaterMark;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.internal.PlatformDependent;
 import io.netty.util.concurrent.EventExecutor;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -107,7 +111,19 @@ public final class IqStreamServer implements AutoCloseable {
         ServerContext context = new ServerContext(config, new Workers(workers(workerGroup, config, budget, metrics,
                 allocator)), authorizer, metrics, budget);
         context.cluster(Cluster.start(config, transport.name(), context.replies(), metrics));
-        context.durableStreams(new DurableStreams(budget, metrics, context.workers(), config.maxRunBytes()));
+        StreamStore store = openStore(config, context.workers(), acceptor, workerGroup, context);
+        context.durableStreams(new DurableStreams(budget, metrics, context.workers(), config.maxRunBytes(), store));
+        if (store != null) {
+            try {
+                int n = context.durableStreams().recover(allocator);
+                LOG.info("durable streams on disk in {} (--fsync {}): {} recovered in {} ms", config.storage()
+                        .dataDir().toAbsolutePath(), store.fsync().name().toLowerCase(java.util.Locale.ROOT), n,
+                        metrics.durableRecoveryMs);
+            } catch (IOException e) {
+                abandon(context, null, null, acceptor, workerGroup);
+                throw StartupFailure.dataDir(e, config.storage().dataDir());
+            }
+        }
         context.durableStreams().startSweeps();
         int maxConnections = config.maxConnections() > 0 ? config.maxConnections()
                 : ConnectionSlots.defaultMax(config.workers() + 1, AdminInitializer.MAX_CONNECTIONS);
@@ -235,6 +251,27 @@ public final class IqStreamServer implements AutoCloseable {
     }
 
     /** Undoes a start that failed or was interrupted before the server existed (null listeners: not bound). */
+    /**
+     * The storage layer of durable streams under {@code --durability disk}, its data directory opened and locked;
+     * null under {@code memory}. A directory that cannot be used stops the start with one line naming it.
+     */
+    private static StreamStore openStore(ServerConfig config, Workers workers, EventLoopGroup acceptor,
+            EventLoopGroup workerGroup, ServerContext context) {
+        if (!config.storage().onDisk()) {
+            return null;
+        }
+        List<Executor> loops = new ArrayList<>();
+        for (int i = 0; i < workers.size(); i++) {
+            loops.add(workers.get(i).loop());
+        }
+        try {
+            return StreamStore.open(config.storage().dataDir(), FsyncPolicy.parse(config.storage().fsync()), loops);
+        } catch (IOException e) {
+            abandon(context, null, null, acceptor, workerGroup);
+            throw StartupFailure.dataDir(e, config.storage().dataDir());
+        }
+    }
+
     private static void abandon(ServerContext context, Channel listener, Channel adminListener,
             EventLoopGroup acceptor, EventLoopGroup workerGroup) {
         if (listener != null) {
@@ -245,6 +282,9 @@ public final class IqStreamServer implements AutoCloseable {
         }
         acceptor.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
         workerGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+        if (context.durableStreams() != null) {
+            context.durableStreams().closeStore();
+        }
         if (context.demo() != null) {
             context.demo().close();
         }
@@ -375,6 +415,7 @@ public final class IqStreamServer implements AutoCloseable {
         workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         if (context.durableStreams() != null) {
             context.durableStreams().dropAll();
+            context.durableStreams().closeStore();
         }
         context.authorizer().close();
         if (context.cluster() != null) {

@@ -22,6 +22,13 @@ public final class StartupFailure extends RuntimeException {
         super(line, cause);
     }
 
+    /** The data directory ({@code --data-dir}) could not be opened, locked or recovered. */
+    public static StartupFailure dataDir(Throwable cause, java.nio.file.Path dir) {
+        return new StartupFailure("cannot use the data directory " + dir.toAbsolutePath() + " (" + Flag.DATA_DIR.flag()
+                + ", or " + Flag.DURABILITY.flag() + " memory to keep durable streams in memory only): "
+                + oneLine(cause), cause);
+    }
+
     /** A listener ({@code --port} or {@code --admin-port}) could not bind {@code host:port}. */
     public static StartupFailure listen(Throwable cause, String host, int port, Flag portFlag) {
         String where = host + ":" + port;

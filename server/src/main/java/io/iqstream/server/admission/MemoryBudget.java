@@ -232,6 +232,20 @@ public final class MemoryBudget {
         return true;
     }
 
+    /**
+     * Takes {@code bytes} of heap whatever the limits say: what a node recovers from its data directory at start
+     * was acknowledged, and is loaded (the caller logs when this passes the budget). Returns false when it did.
+     */
+    public boolean forceChargeHeap(long bytes) {
+        heapBytes.addAndGet(bytes);
+        return committedBytes.addAndGet(bytes) <= budgetBytes && heapBytes.get() <= heapShareBytes;
+    }
+
+    /** As {@link #forceChargeHeap}, for log memory (a recovered stream's segments). */
+    public boolean forceCharge(long bytes) {
+        return committedBytes.addAndGet(bytes) <= budgetBytes;
+    }
+
     /** Gives back heap taken by {@link #tryChargeHeap}. */
     public void releaseHeap(long bytes) {
         heapBytes.addAndGet(-bytes);

@@ -192,7 +192,27 @@ public final class ConfigParser {
                 positiveMs(v, Flag.IDLE_TIMEOUT, 100), maxConnections, adminPort, noExp.equals("true"),
                 jwksUrl, jwksTimeout, refreshMin, refreshMax, jwksMaxAge, jwksCa, List.copyOf(peers), advertise,
                 clusterSecret, (int) intIn(v, Flag.WARMUP, 0, 1_000_000), durableOpen.equals("true"),
-                positiveMs(v, Flag.DURABLE_STREAMS_LONG_POLL, 10));
+                positiveMs(v, Flag.DURABLE_STREAMS_LONG_POLL, 10), storage(v));
+    }
+
+    private static StorageSettings storage(EnumMap<Flag, String> v) {
+        String durability = get(v, Flag.DURABILITY);
+        if (!durability.equals("disk") && !durability.equals("memory")) {
+            throw bad(Flag.DURABILITY, durability, "disk or memory");
+        }
+        String fsync = get(v, Flag.FSYNC);
+        if (!fsync.equals("batch") && !fsync.equals("always") && !fsync.equals("never")) {
+            throw bad(Flag.FSYNC, fsync, "batch, always or never");
+        }
+        String dir = get(v, Flag.DATA_DIR);
+        if (dir.isBlank()) {
+            throw bad(Flag.DATA_DIR, dir, "a directory");
+        }
+        try {
+            return new StorageSettings(durability.equals("disk"), java.nio.file.Path.of(dir), fsync);
+        } catch (java.nio.file.InvalidPathException e) {
+            throw bad(Flag.DATA_DIR, dir, "a directory");
+        }
     }
 
     /** Whether a --host value listens on loopback only. */

@@ -72,6 +72,14 @@ public enum Flag {
             + "token (the conformance suite, local development); loopback --host only, said at start"),
     DURABLE_STREAMS_LONG_POLL("durable-streams-long-poll", "20s", "how long a Durable Streams long-poll (and an "
             + "idle SSE read, between control events) waits at the stream's tail"),
+    DURABILITY("durability", "disk", "where durable streams are kept: disk (each in a file of --data-dir; an append "
+            + "is answered once it is durable, and every stream is recovered at start) or memory (lost when the "
+            + "process ends)"),
+    DATA_DIR("data-dir", "iqstream-data", "the node's data directory (created if missing, relative to the working "
+            + "directory; one per node, locked while a server uses it)"),
+    FSYNC("fsync", "batch", "when an acknowledged write is flushed to the disk: batch (each batch of writes with one "
+            + "flush per file: survives a crash of the machine), always (each write on its own), never (survives a "
+            + "crash of the process, not of the machine)"),
     LOG_LEVEL("log-level", "info", "error, warn, info or debug (refused requests are logged at debug)");
 
     private final String name;

@@ -52,7 +52,8 @@ public record ServerConfig(
         String clusterSecret,
         int warmupRequests,
         boolean durableStreamsOpen,
-        long durableStreamsLongPollMs) {
+        long durableStreamsLongPollMs,
+        StorageSettings storage) {
 
     /** Largest {@code --max-event-bytes}: an event is held and framed in one buffer. */
     public static final long MAX_EVENT_BYTES_LIMIT = 64L << 20;
@@ -78,7 +79,8 @@ public record ServerConfig(
                 memoryBudgetBytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
-                peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs);
+                peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs,
+                storage);
     }
 
     /** A copy with the given memory budget (resolved from the container when the flag is absent). */
@@ -88,6 +90,7 @@ public record ServerConfig(
                 bytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
-                peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs);
+                peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs,
+                storage);
     }
 }

@@ -3,7 +3,7 @@ package io.iqstream.server.http;
 import io.iqstream.server.ServerContext;
 import io.iqstream.server.auth.Right;
 import io.iqstream.server.stream.DurableStreamProtocol;
-import io.iqstream.server.stream.LiveRead;
+import io.iqstream.server.stream.StreamAnswer;
 import io.iqstream.server.stream.StreamExchange;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
@@ -36,7 +36,8 @@ final class DurableStreamRoute {
     private final boolean sourceReadable;
     private CompositeByteBuf body;
     private boolean tooLarge;
-    private LiveRead live;
+    /** The answer still going on: a live read, or a write waiting for the disk; null once answered. */
+    private StreamAnswer live;
     private boolean answered;
 
     private DurableStreamRoute(StreamExchange.Settings settings, ChannelHandlerContext ctx, HttpRequest request,

@@ -39,6 +39,11 @@ public final class Metrics {
     public final LongAdder durableBytesOut = new LongAdder();
     public final LongAdder durableReads = new LongAdder();
     public final LongAdder durableSseReaders = new LongAdder();
+    public final LongAdder durableStorageFailures = new LongAdder();
+    public final LongAdder durableStreamsRecovered = new LongAdder();
+    public final LongAdder durableRecoveryCutBytes = new LongAdder();
+    /** How long the last start's recovery of the data directory took, in milliseconds. */
+    public volatile long durableRecoveryMs;
     /** Connections held on the main port (the admin port's are not counted). */
     public final LongAdder connectionsOpen = new LongAdder();
     /** Connections closed at once because the main port was at --max-connections. */
@@ -146,6 +151,14 @@ public final class Metrics {
         gauge(sb, "iqstream_durable_streams_active", "Durable streams held (/v1/stream/).",
                 durableStreamsActive.sum());
         counter(sb, "iqstream_durable_streams_created_total", "Durable streams created.", durableStreamsCreated.sum());
+        counter(sb, "iqstream_durable_storage_failures_total", "Durable streams whose file refused a write (each then"
+                + " takes no write until a restart).", durableStorageFailures.sum());
+        gauge(sb, "iqstream_durable_streams_recovered", "Durable streams recovered from the data directory at start.",
+                durableStreamsRecovered.sum());
+        gauge(sb, "iqstream_durable_recovery_cut_bytes", "Bytes of torn or corrupt record tails cut from stream files"
+                + " at start.", durableRecoveryCutBytes.sum());
+        gauge(sb, "iqstream_durable_recovery_ms", "How long recovering the data directory took at start.",
+                durableRecoveryMs);
         counter(sb, "iqstream_durable_streams_expired_total", "Durable streams freed by their TTL or Expires-At.",
                 durableStreamsExpired.sum());
         counter(sb, "iqstream_durable_appends_total", "Messages appended to durable streams.", durableAppends.sum());

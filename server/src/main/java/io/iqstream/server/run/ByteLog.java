@@ -68,8 +68,14 @@ public final class ByteLog {
     private final long base;
     private volatile Table table = new Table(new long[8], new ByteBuf[2], new long[2]);
     private volatile int segmentCount;
+    /** Messages readers see: those committed ({@link #commit}). */
     private volatile int count;
+    /** The position after the last committed message. */
     private volatile long tail;
+    /** Messages appended, committed or not (the owner's). */
+    private int appendedCount;
+    /** The position after the last message appended (the owner's). */
+    private long appendedTail;
     /** Bytes of the segments allocated (the owner worker's). */
     private long segmentBytes;
     private boolean released;
@@ -91,11 +97,35 @@ public final class ByteLog {
         this.parent = parent;
         this.base = forkPosition;
         this.tail = forkPosition;
+        this.appendedTail = forkPosition;
     }
 
-    /** The position after the last message (a fork's counts from its parent's start). */
+    /** The position after the last committed message: what readers see (a fork's counts from its parent's start). */
     public long tail() {
         return tail;
+    }
+
+    /** The position after the last message appended, committed or not: the next append's start. Owner only. */
+    public long appendedTail() {
+        return appendedTail;
+    }
+
+    /** Messages appended, committed or not. Owner only. */
+    public int appendedCount() {
+        return appendedCount;
+    }
+
+    /**
+     * Makes the first {@code messages} appended messages visible to readers (they were written where they must be:
+     * on the disk, when the stream is stored there). Owner only; {@code messages} never goes down.
+     */
+    public void commit(int messages) {
+        if (messages <= count) {
+            return;
+        }
+        long end = table.ends[messages - 1];
+        tail = end;
+        count = messages;
     }
 
     /** Where this log's own messages start: its fork point, or 0. */
@@ -110,12 +140,12 @@ public final class ByteLog {
 
     /** Own message bytes held (not counting a parent's). */
     public long ownBytes() {
-        return tail - base;
+        return appendedTail - base;
     }
 
     /** Everything this log holds for the memory budget: segments, their fixed overhead and the boundaries. */
     public long heldBytes() {
-        return segmentBytes + segmentCount * RunLog.SEGMENT_OVERHEAD_BYTES + count * INDEX_BYTES_PER_MESSAGE;
+        return segmentBytes + segmentCount * RunLog.SEGMENT_OVERHEAD_BYTES + appendedCount * INDEX_BYTES_PER_MESSAGE;
     }
 
     /**
@@ -144,7 +174,10 @@ public final class ByteLog {
         return (int) Math.max(length, grown);
     }
 
-    /** Copies {@code message}'s readable bytes in as the next message (the caller keeps its buffer); owner only. */
+    /**
+     * Copies {@code message}'s readable bytes in as the next message (the caller keeps its buffer); owner only. Readers
+     * see it once it is {@link #commit committed}.
+     */
     public void append(ByteBuf message) {
         if (released) {
             throw new IllegalStateException("log released");
@@ -159,23 +192,29 @@ public final class ByteLog {
                         Arrays.copyOf(t.segmentStarts, segments * 2));
             }
             t.segments[segments] = allocator.directBuffer(size, size);
-            t.segmentStarts[segments] = tail;
+            t.segmentStarts[segments] = appendedTail;
             segmentBytes += size;
             segments++;
         }
-        int n = count;
+        int n = appendedCount;
         if (n == t.ends.length) {
             t = new Table(Arrays.copyOf(t.ends, n * 2), t.segments, t.segmentStarts);
         }
         if (length > 0) {
             t.segments[segments - 1].writeBytes(message, message.readerIndex(), length);
         }
-        long end = tail + length;
+        long end = appendedTail + length;
         t.ends[n] = end;
         table = t;
         segmentCount = segments;
-        tail = end;
-        count = n + 1;
+        appendedTail = end;
+        appendedCount = n + 1;
+    }
+
+    /** Appends {@code message} and commits it at once (a log kept in memory only). Owner only. */
+    public void appendCommitted(ByteBuf message) {
+        append(message);
+        commit(appendedCount);
     }
 
     /**
@@ -330,8 +369,9 @@ public final class ByteLog {
             t.segments[i].release();
             t.segments[i] = null;
         }
-        long bytes = tail - base;
+        long bytes = appendedTail - base;
         count = 0;
+        appendedCount = 0;
         segmentCount = 0;
         segmentBytes = 0;
         return bytes;

@@ -47,6 +47,12 @@ public final class DurableStream {
     /** The idempotent producers' epochs and sequence numbers, and the closing append. */
     final ProducerLedger producers = new ProducerLedger();
     private volatile boolean closed;
+    /** Closed to writers: set when a closing append is taken, before it is durable and {@link #closed} (owner). */
+    private boolean writesClosed;
+    /** Records queued for the disk and not yet written, barriers included (owner; 0 in memory mode). */
+    int pendingWrites;
+    /** Why the stream's file refused a write; from then on it takes no write until a restart (owner). */
+    java.io.IOException storageFailure;
     /** Deleted while forks still read it: 410 to every request, its bytes kept for the forks. */
     volatile boolean softDeleted;
 
@@ -80,12 +86,30 @@ public final class DurableStream {
         return log.tail();
     }
 
+    /** Whether readers see the stream closed. */
     public boolean isClosed() {
         return closed;
     }
 
+    /** Whether the stream takes no more appends (its closing append may still be on its way to the disk). */
+    boolean writesClosed() {
+        return writesClosed;
+    }
+
+    /** Takes no more appends from now on (owner). */
+    void closeForWrites() {
+        writesClosed = true;
+    }
+
+    /** Readers see the stream closed (once its closing append is durable). */
     void close() {
+        writesClosed = true;
         closed = true;
+    }
+
+    /** The position after the last message taken, durable or not: what a writer's answer names. */
+    long appendedTail() {
+        return log.appendedTail();
     }
 
     /** Whether the stream has expired at {@code nowMs} (its Expires-At passed, or its TTL since the last access). */

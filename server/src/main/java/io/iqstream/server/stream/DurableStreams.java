@@ -3,12 +3,17 @@ package io.iqstream.server.stream;
 import io.iqstream.server.admission.MemoryBudget;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.run.ByteLog;
+import io.iqstream.server.storage.StoreWriter;
+import io.iqstream.server.storage.StreamStore;
 import io.iqstream.server.worker.Workers;
+import java.io.IOException;
 import io.netty.channel.EventLoop;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Every durable stream of this node, by path. A stream lives on the worker its path hashes to
@@ -26,9 +31,15 @@ import java.util.concurrent.TimeUnit;
  * deleted or expired (its TTL since the last read or write, or its Expires-At): lazily by the request that finds
  * it expired, and by each worker's sweep every second.
  *
+ * <p>Storage ({@code --durability disk}): each change a request makes is a record of {@link StreamRecords} written
+ * through the {@link StreamStore}'s writer of the stream's worker ({@link #persist}); readers see it, and its
+ * request is answered, only once the record is durable (the log's {@code commit}, {@link #afterWrites}). A freed
+ * stream's file is removed. With no store ({@code --durability memory}) every change is applied at once.
+ *
  * <p>Thread-safe as described; each method says on which thread it runs.
  */
 public final class DurableStreams {
+    private static final Logger LOG = LoggerFactory.getLogger(DurableStreams.class);
     /**
      * What a stream's objects cost on the heap beyond its strings: the stream, its log and the log's first tables,
      * its producer ledger, its waiter list, its map entry. Measured from outside (the heap's growth over thousands of
@@ -45,12 +56,83 @@ public final class DurableStreams {
     private final Metrics metrics;
     private final Workers workers;
     private final long maxStreamBytes;
+    /** The storage layer, or null when streams are kept in memory only. */
+    private final StreamStore store;
 
-    public DurableStreams(MemoryBudget budget, Metrics metrics, Workers workers, long maxStreamBytes) {
+    public DurableStreams(MemoryBudget budget, Metrics metrics, Workers workers, long maxStreamBytes,
+            StreamStore store) {
         this.budget = budget;
         this.metrics = metrics;
         this.workers = workers;
         this.maxStreamBytes = maxStreamBytes;
+        this.store = store;
+    }
+
+    /** Whether streams are kept on disk. */
+    public boolean onDisk() {
+        return store != null;
+    }
+
+    // ---- storage --------------------------------------------------------------------------------------------
+
+    /** Whether the writer of {@code path}'s worker has room for another record (else 503). On that worker. */
+    boolean storeHasRoom(String path) {
+        return store == null || store.writer(ownerOf(path)).queuedBytes() < StoreWriter.MAX_QUEUED_BYTES;
+    }
+
+    /** {@link #persist} of each record in turn, {@code applied} once the last is durable (at once when none). */
+    void persistAll(DurableStream s, List<byte[]> payloads, Runnable applied) {
+        if (payloads.isEmpty()) {
+            applied.run();
+            return;
+        }
+        for (int i = 0; i < payloads.size() - 1; i++) {
+            persist(s, payloads.get(i), () -> { });
+        }
+        persist(s, payloads.get(payloads.size() - 1), applied);
+    }
+
+    /**
+     * Writes {@code payload} to {@code s}'s file and runs {@code applied} once it is durable, on s's worker: at
+     * once with no store. A record that fails marks the stream failed ({@link DurableStream#storageFailure}) and
+     * {@code applied} never runs: what it would have shown readers stays unseen. On s's worker.
+     */
+    void persist(DurableStream s, byte[] payload, Runnable applied) {
+        if (store == null) {
+            applied.run();
+            return;
+        }
+        s.pendingWrites++;
+        store.writer(ownerOf(s.path)).append(s.path, payload, failure -> {
+            s.pendingWrites--;
+            if (failure == null) {
+                applied.run();
+            } else {
+                failed(s, failure);
+            }
+        });
+    }
+
+    /** Runs {@code then} once every record queued for {@code s} before it is written (at once when none is). */
+    void afterWrites(DurableStream s, Runnable then) {
+        if (store == null || s.pendingWrites == 0) {
+            then.run();
+            return;
+        }
+        s.pendingWrites++;
+        store.writer(ownerOf(s.path)).barrier(failure -> {
+            s.pendingWrites--;
+            then.run();
+        });
+    }
+
+    private void failed(DurableStream s, IOException failure) {
+        if (s.storageFailure == null) {
+            LOG.error("stream {}: writing its file failed; it takes no more writes until the server restarts "
+                    + "(what was acknowledged is on the disk): {}", s.path, failure.toString());
+            metrics.durableStorageFailures.increment();
+        }
+        s.storageFailure = failure;
     }
 
     /** Starts each worker's sweep of its expired streams. */
@@ -156,6 +238,33 @@ public final class DurableStreams {
         budget.releaseSubscriber();
     }
 
+    /** Charges a stream recovered from the disk, whatever the budget says; false when that passed it. At start. */
+    boolean chargeRecovered(DurableStream s, long heapBytes, long logBytes) {
+        s.heapChargedBytes += heapBytes;
+        s.chargedBytes += logBytes;
+        return budget.forceChargeHeap(heapBytes) & budget.forceCharge(logBytes);
+    }
+
+    /** Frees a recovered soft-deleted stream that no fork holds (its last fork was freed before the restart). */
+    void freeIfUnheld(DurableStream s) {
+        if (s.softDeleted && s.log.retireIfUnheld()) {
+            free(s);
+        }
+    }
+
+    /** Counts {@code bytes} of messages held (a recovered stream's). */
+    void metricsHeld(long bytes) {
+        metrics.durableBytesHeld.add(bytes);
+    }
+
+    /**
+     * Recovers the streams of the store's data directory (see {@link StreamRecovery}); at start, before serving.
+     * Returns how many; nothing with no store.
+     */
+    public int recover(io.netty.buffer.ByteBufAllocator alloc) throws IOException {
+        return store == null ? 0 : StreamRecovery.recover(this, store, metrics, alloc);
+    }
+
     /** Adds a created stream (its overhead already admitted). On its owner worker. */
     void put(DurableStream s) {
         streams.put(s.path, s);
@@ -187,6 +296,8 @@ public final class DurableStreams {
         s.softDeleted = true;
         if (s.log.retireIfUnheld()) {
             free(s);
+        } else if (store != null) {
+            persist(s, StreamRecords.delete(), () -> { });
         }
         s.wakeWaiters();
     }
@@ -198,6 +309,7 @@ public final class DurableStreams {
     private void free(DurableStream s) {
         while (s != null) {
             streams.remove(s.path, s);
+            removeFile(s);
             long bytes = s.log.release();
             budget.release(s.chargedBytes);
             budget.releaseHeap(s.heapChargedBytes);
@@ -207,6 +319,20 @@ public final class DurableStreams {
             metrics.durableBytesHeld.add(-bytes);
             s = s.parent == null ? null : forkGone(s.parent);
         }
+    }
+
+    /** Removes a freed stream's file, after every record queued for it (its answer waits for that). */
+    private void removeFile(DurableStream s) {
+        if (store == null) {
+            return;
+        }
+        s.pendingWrites++;
+        store.writer(ownerOf(s.path)).remove(s.path, failure -> {
+            s.pendingWrites--;
+            if (failure != null) {
+                LOG.warn("stream {}: removing its file failed: {}", s.path, failure.toString());
+            }
+        });
     }
 
     /** Holds {@code parent}'s bytes for a new fork; false when it was freed meanwhile. Any worker. */
@@ -240,6 +366,17 @@ public final class DurableStreams {
             }
         });
         return null;
+    }
+
+    /** Writes what is queued and closes the storage layer (at shutdown, after the workers; also on a failed start). */
+    public void closeStore() {
+        if (store != null) {
+            try {
+                store.close();
+            } catch (IOException e) {
+                LOG.warn("closing the data directory: {}", e.toString());
+            }
+        }
     }
 
     /** Frees every stream; at shutdown, once the workers have stopped (no other thread touches them then). */

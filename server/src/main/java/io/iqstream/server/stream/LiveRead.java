@@ -39,7 +39,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>One per request; confined to the owner worker's loop.
  */
-public final class LiveRead implements DurableStream.TailWaiter {
+public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
     /** A catch-up answer holds at most this many bytes of messages (at least one message); the rest is paged. */
     static final long MAX_READ_BYTES = 256 * 1024;
     /** An SSE response ends after this long (the client reconnects from its offset), as the protocol allows. */
@@ -284,6 +284,7 @@ public final class LiveRead implements DurableStream.TailWaiter {
     }
 
     /** The connection closed (or failed): a live read stops waiting. */
+    @Override
     public void closed() {
         if (sse && !done) {
             settings.metrics().durableSseReaders.decrement();
@@ -293,7 +294,7 @@ public final class LiveRead implements DurableStream.TailWaiter {
         releaseReaderSlot();
     }
 
-    /** Whether the answer is complete (the connection may carry the next request). */
+    @Override
     public boolean isDone() {
         return done;
     }

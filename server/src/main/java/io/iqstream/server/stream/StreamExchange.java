@@ -24,6 +24,7 @@ import java.time.OffsetDateTime;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
@@ -35,7 +36,7 @@ import java.util.Objects;
  *
  * <p>One per request; confined to the owner worker's loop.
  */
-public final class StreamExchange {
+public final class StreamExchange implements StreamAnswer {
     /** What the HTTP layer hands over with the request. */
     public record Settings(DurableStreams streams, Metrics metrics, CorsPolicy cors, HttpReplies replies,
             boolean open, long longPollMs, long maxAppendBytes) {}
@@ -48,6 +49,12 @@ public final class StreamExchange {
     private final boolean keepAlive;
 
     private final StreamReply reply;
+    /** The stream this request found or made: its answer waits for the stream's records queued before it. */
+    private DurableStream stream;
+    /** Whether this request wrote a record: if the stream's file failed meanwhile, its answer says so instead. */
+    private boolean wrote;
+    /** Whether the answer is written (it may wait for the stream's records to be durable). */
+    private boolean answered = true;
 
     private StreamExchange(StreamReply reply) {
         this.reply = reply;
@@ -60,15 +67,15 @@ public final class StreamExchange {
     }
 
     /**
-     * Serves the request; returns the read when a live read goes on (its connection must tell it when it
-     * closes), else null (answered). {@code body} is released here.
+     * Serves the request; returns the answer when it is not written yet (a live read goes on, or a write waits for
+     * the disk; the connection must tell it when it closes), else null (answered). {@code body} is released here.
      *
      * @param path the stream's path as the protocol names it ({@code /v1/stream/...}, decoded)
      * @param offsets every {@code offset} parameter given; {@code live}, {@code cursor}: the parameters or null
      * @param sourceReadable false when the request forks a stream its caller may not read: the source is then
      *     answered as absent (404), exactly as one that does not exist, so a fork tells nothing of it
      */
-    public static LiveRead serve(Settings settings, ChannelHandlerContext ctx, HttpRequest request, String path,
+    public static StreamAnswer serve(Settings settings, ChannelHandlerContext ctx, HttpRequest request, String path,
             ByteBuf body, List<String> offsets, String live, String cursor, boolean keepAlive,
             boolean sourceReadable) {
         StreamExchange x = new StreamExchange(new StreamReply(settings, ctx, request, path, keepAlive));
@@ -92,7 +99,17 @@ public final class StreamExchange {
         } finally {
             body.release();
         }
-        return null;
+        return x.answered ? null : x;
+    }
+
+    @Override
+    public boolean isDone() {
+        return answered;
+    }
+
+    @Override
+    public void closed() {
+        // the write goes on to the disk; its answer finds the connection closed
     }
 
     // ---- create ---------------------------------------------------------------------------------------------
@@ -147,6 +164,7 @@ public final class StreamExchange {
         }
         long now = System.currentTimeMillis();
         DurableStream existing = streams.get(path, now);
+        stream = existing;
         if (existing != null) {
             if (existing.softDeleted) {
                 refuse(HttpResponseStatus.CONFLICT, "the stream was deleted but its forks still read it: the path "
@@ -158,7 +176,7 @@ public final class StreamExchange {
             boolean same = DurableStreamProtocol.mediaType(orDefault(contentType, existing.contentType, forkedFrom))
                     .equals(DurableStreamProtocol.mediaType(existing.contentType))
                     && (inherits || ttl == existing.ttlSeconds && Objects.equals(expiresAt, existing.expiresAt))
-                    && createClosed == existing.isClosed()
+                    && createClosed == existing.writesClosed()
                     && Objects.equals(forkedFrom, parentPath)
                     && (forkOffset == null || existing.parent != null
                             && DurableStreamProtocol.position(forkOffset) == existing.log.forkPosition())
@@ -169,8 +187,8 @@ public final class StreamExchange {
             }
             FullHttpResponse r = empty(HttpResponseStatus.OK);
             r.headers().set(HttpHeaderNames.CONTENT_TYPE, existing.contentType);
-            r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(existing.tail()));
-            if (existing.isClosed()) {
+            r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(existing.appendedTail()));
+            if (existing.writesClosed()) {
                 r.headers().set(CLOSED, "true");
             }
             send(r);
@@ -233,7 +251,7 @@ public final class StreamExchange {
         }
         // its bookkeeping first: the strings a client chose (the path up to the request line's 8 KiB) are heap
         long bookkeeping = DurableStreams.bookkeepingBytes(path, contentType, expiresAt);
-        if (!streams.admit(bookkeeping)) {
+        if (!streams.storeHasRoom(path) || !streams.admit(bookkeeping)) {
             release(prefix);
             release(initial);
             letGo(parent);
@@ -254,6 +272,8 @@ public final class StreamExchange {
             return;
         }
         boolean stored = (prefix == null || store(s, prefix)) && (initial == null || store(s, initial));
+        byte[] prefixBytes = prefix != null && streams.onDisk() ? ByteBufUtil.getBytes(prefix) : null;
+        byte[] initialBytes = initial != null && streams.onDisk() ? ByteBufUtil.getBytes(initial) : null;
         release(prefix);
         release(initial);
         if (!stored) {
@@ -261,16 +281,38 @@ public final class StreamExchange {
             overBudget();
             return;
         }
-        if (createClosed) {
-            s.close();
-        }
         streams.put(s);
         settings.metrics().durableBytesHeld.add(bytes);
+        stream = s;
+        wrote = true;
+        if (createClosed) {
+            s.closeForWrites();
+        }
+        // the creation and its first messages are one record each; readers see them once the last is durable
+        int messages = s.log.appendedCount();
+        List<byte[]> records = new ArrayList<>(3);
+        if (streams.onDisk()) {
+            records.add(StreamRecords.create(new StreamRecords.Create(path, contentType, ttl, expiresAt, expiresAtMs,
+                    parent == null ? null : parent.path, forkPosition, s.forkSubOffset, createClosed)));
+            if (prefixBytes != null) {
+                records.add(appendRecord(now, prefixBytes, false, null, 0, 0, null));
+            }
+            if (initialBytes != null) {
+                records.add(appendRecord(now, initialBytes, false, null, 0, 0, null));
+            }
+        }
+        streams.persistAll(s, records, () -> {
+            s.log.commit(messages);
+            if (createClosed) {
+                s.close();
+            }
+            s.wakeWaiters();
+        });
         // validated as set: Location holds the request's target
         FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CREATED,
                 Unpooled.EMPTY_BUFFER);
         r.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
-        r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.tail()));
+        r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.appendedTail()));
         String host = request.headers().get(HttpHeaderNames.HOST);
         r.headers().set(HttpHeaderNames.LOCATION, (host == null ? "" : "http://" + host) + request.uri());
         if (createClosed) {
@@ -339,6 +381,7 @@ public final class StreamExchange {
         if (s == null) {
             return;
         }
+        stream = s;
         boolean close = "true".equals(h.get(CLOSED));
         String producerId = h.get(DurableStreamProtocol.PRODUCER_ID);
         String epochText = h.get(DurableStreamProtocol.PRODUCER_EPOCH);
@@ -365,10 +408,10 @@ public final class StreamExchange {
             refuse(HttpResponseStatus.BAD_REQUEST, "an append needs a body (or Stream-Closed: true to close)");
             return;
         }
-        if (s.isClosed()) {
+        if (s.writesClosed()) {
             if (producer && s.producers.isClosingAppend(producerId, epoch, seq)) {
                 FullHttpResponse r = empty(HttpResponseStatus.NO_CONTENT);
-                r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.tail()));
+                r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.appendedTail()));
                 r.headers().set(CLOSED, "true");
                 producerHeaders(r, epoch, seq);
                 send(r);
@@ -376,15 +419,23 @@ public final class StreamExchange {
             }
             if (!body.isReadable() && !producer) {
                 FullHttpResponse r = empty(HttpResponseStatus.NO_CONTENT);
-                r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.tail()));
+                r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.appendedTail()));
                 r.headers().set(CLOSED, "true");
                 send(r);
                 return;
             }
             FullHttpResponse r = response(HttpResponseStatus.CONFLICT, "the stream is closed");
             r.headers().set(CLOSED, "true");
-            r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.tail()));
+            r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.appendedTail()));
             send(r);
+            return;
+        }
+        if (s.storageFailure != null) {
+            reply.storageFailed(s.storageFailure);
+            return;
+        }
+        if (!streams.storeHasRoom(path)) {
+            overBudget();
             return;
         }
         if (body.isReadable()) {
@@ -416,6 +467,7 @@ public final class StreamExchange {
             return;
         }
         ByteBuf message = null;
+        byte[] data = null;
         if (body.isReadable()) {
             message = message(s.json, body, false);
             if (message == null) {
@@ -431,6 +483,7 @@ public final class StreamExchange {
                 return;
             }
             boolean stored = store(s, message);
+            data = stored && streams.onDisk() ? ByteBufUtil.getBytes(message) : null;
             message.release();
             if (!stored) {
                 streams.unchargeHeap(s, heapBytes);
@@ -453,15 +506,27 @@ public final class StreamExchange {
             s.lastSeq = streamSeq;
         }
         if (close) {
-            s.close();
+            s.closeForWrites();
             if (producer) {
                 s.producers.recordClosingAppend(producerId, epoch, seq);
             }
         }
-        s.wakeWaiters();
+        // the message, the closure and the producer's and Stream-Seq's state in one record: readers see the message
+        // and the closure once it is durable, and so does the answer
+        int messages = s.log.appendedCount();
+        wrote = true;
+        streams.persist(s, streams.onDisk()
+                ? appendRecord(now, data, close, producer ? producerId : null, epoch, seq, streamSeq) : null,
+                () -> {
+                    s.log.commit(messages);
+                    if (close) {
+                        s.close();
+                    }
+                    s.wakeWaiters();
+                });
         FullHttpResponse r = empty(producer && message != null ? HttpResponseStatus.OK
                 : HttpResponseStatus.NO_CONTENT);
-        r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.tail()));
+        r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(s.appendedTail()));
         if (producer) {
             producerHeaders(r, epoch, seq);
         }
@@ -596,6 +661,7 @@ public final class StreamExchange {
         if (s == null) {
             return;
         }
+        stream = s;
         streams.delete(s);
         send(empty(HttpResponseStatus.NO_CONTENT));
     }
@@ -616,8 +682,33 @@ public final class StreamExchange {
         return StreamReply.empty(status);
     }
 
+    /**
+     * Answers once every record of the stream queued before now is durable (at once when none is, or in memory
+     * mode); a request whose own record failed meanwhile is answered that the storage failed.
+     */
     private void send(FullHttpResponse r) {
-        reply.send(r);
+        DurableStream s = stream;
+        if (s == null) {
+            reply.send(r);
+            return;
+        }
+        boolean mine = wrote;
+        answered = false;
+        streams.afterWrites(s, () -> {
+            answered = true;
+            if (mine && s.storageFailure != null) {
+                r.release();
+                reply.storageFailed(s.storageFailure);
+            } else {
+                reply.send(r);
+            }
+        });
+    }
+
+    /** An append's record (data null: none), copied out of the request for the storage thread. */
+    private static byte[] appendRecord(long nowMs, byte[] data, boolean close, String producerId, long epoch,
+            long seq, String streamSeq) {
+        return StreamRecords.append(new StreamRecords.Append(nowMs, data, close, producerId, epoch, seq, streamSeq));
     }
 
     private static void release(ByteBuf b) {

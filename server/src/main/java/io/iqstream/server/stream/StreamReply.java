@@ -70,6 +70,20 @@ final class StreamReply {
         send(r);
     }
 
+    /**
+     * The stream's file refused a write ({@link DurableStream#storageFailure}): {@code 507} when the disk is full,
+     * else {@code 503}. What was acknowledged before is on the disk; the stream takes no write until a restart.
+     */
+    void storageFailed(java.io.IOException failure) {
+        String why = String.valueOf(failure.getMessage());
+        boolean full = why.contains("No space left on device") || why.contains("Disk quota exceeded");
+        FullHttpResponse r = response(full ? HttpResponseStatus.INSUFFICIENT_STORAGE
+                : HttpResponseStatus.SERVICE_UNAVAILABLE, (full ? "the disk is full" : "writing the stream's file "
+                + "failed") + ": this write was not stored, and the stream takes no writes until the server restarts "
+                + "(what was acknowledged before is kept)");
+        send(r);
+    }
+
     void refuse(HttpResponseStatus status, String message) {
         send(response(status, message));
     }

@@ -72,6 +72,7 @@ final class HostileServer implements AutoCloseable {
         addDefault(args, "--memory-budget", BUDGET);
         addDefault(args, "--drain-timeout", "1s");
         addDefault(args, "--warmup", "0"); // tests of behaviour, not of the start-up's JIT warm-up
+        addDefault(args, "--durability", "memory"); // a test of the disk names it, with its own --data-dir
         if (withAdmin) {
             args.add("--admin-port");
             args.add("0"); // ephemeral, read back from the output: a port found free beforehand can be taken

@@ -26,7 +26,7 @@ class ByteLogTest {
 
     private static void append(ByteLog log, String text) {
         ByteBuf b = Unpooled.copiedBuffer(text, StandardCharsets.ISO_8859_1);
-        log.append(b);
+        log.appendCommitted(b);
         b.release();
     }
 

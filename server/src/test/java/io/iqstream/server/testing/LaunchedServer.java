@@ -89,6 +89,7 @@ public final class LaunchedServer implements AutoCloseable {
         addDefault(args, "--jwt-secret", TestServer.SECRET);
         addDefault(args, "--memory-budget", "16m");
         addDefault(args, "--warmup", "0"); // tests of behaviour, not of the start-up's JIT warm-up
+        addDefault(args, "--durability", "memory"); // a test of the disk names it, with its own --data-dir
         long budgetBytes = Quantities.parseBytes(args.get(args.indexOf("--memory-budget") + 1));
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>();

@@ -35,7 +35,8 @@ public final class ServerProcess implements AutoCloseable {
         String java = ProcessHandle.current().info().command().orElse("java");
         List<String> cmd = new ArrayList<>(List.of(java, "-Xmx128m", "-Dio.netty.leakDetection.level=paranoid",
                 "-cp", System.getProperty("java.class.path"), "io.iqstream.server.Main", "serve",
-                "--host", "127.0.0.1", "--port", "0", "--workers", "2", "--jwt-secret", TestServer.SECRET));
+                "--host", "127.0.0.1", "--port", "0", "--workers", "2", "--jwt-secret", TestServer.SECRET,
+                "--durability", "memory"));
         cmd.addAll(List.of(flags));
         StringBuilder line = new StringBuilder("ulimit -n " + fileLimit + " && exec");
         for (String c : cmd) {

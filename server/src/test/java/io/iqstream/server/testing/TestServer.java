@@ -18,10 +18,13 @@ public final class TestServer implements AutoCloseable {
         this.server = server;
     }
 
-    /** Starts with test defaults (loopback, port 0, 2 workers, the test secret) overridden by {@code flags}. */
+    /**
+     * Starts with test defaults (loopback, port 0, 2 workers, the test secret, durable streams in memory: a test of
+     * the disk passes {@code --durability disk} and its own {@code --data-dir}) overridden by {@code flags}.
+     */
     public static TestServer start(String... flags) {
         List<String> args = new ArrayList<>(List.of("--host", "127.0.0.1", "--port", "0", "--workers", "2",
-                "--jwt-secret", SECRET, "--await-run", "2s", "--warmup", "0"));
+                "--jwt-secret", SECRET, "--await-run", "2s", "--warmup", "0", "--durability", "memory"));
         args.addAll(Arrays.asList(flags));
         ServerConfig config = ConfigParser.parse(dedupe(args), Map.of());
         try {

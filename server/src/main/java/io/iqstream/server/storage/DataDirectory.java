@@ -1,0 +1,116 @@
+package io.iqstream.server.storage;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * A node's data directory ({@code --data-dir}): {@code streams/} holds one record file per durable stream, named by
+ * a hash of the stream's path (paths are long and hold {@code /}; the path itself is in the file's first record),
+ * and {@code lock} is held while a server uses it, so two servers never write one directory.
+ *
+ * <p>Any thread; the files themselves are written by {@link StoreWriter}s only.
+ */
+public final class DataDirectory implements AutoCloseable {
+    private static final String SUFFIX = ".log";
+
+    private final Path root;
+    private final Path streams;
+    private final FileChannel lockChannel;
+    private final FileLock lock;
+
+    private DataDirectory(Path root, Path streams, FileChannel lockChannel, FileLock lock) {
+        this.root = root;
+        this.streams = streams;
+        this.lockChannel = lockChannel;
+        this.lock = lock;
+    }
+
+    /**
+     * Opens (creating it when missing) the data directory at {@code root} and locks it; an IOException names what
+     * failed (not writable, or held by another server).
+     */
+    public static DataDirectory open(Path root) throws IOException {
+        Path streams = root.resolve("streams");
+        Files.createDirectories(streams);
+        FileChannel ch = FileChannel.open(root.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileLock lock;
+        try {
+            lock = ch.tryLock();
+        } catch (IOException e) {
+            ch.close();
+            throw e;
+        }
+        if (lock == null) {
+            ch.close();
+            throw new IOException("another server holds " + root.resolve("lock") + ": one data directory per node");
+        }
+        return new DataDirectory(root, streams, ch, lock);
+    }
+
+    public Path root() {
+        return root;
+    }
+
+    /** The file that holds the stream whose key (its path) is {@code key}. */
+    public Path streamFile(String key) {
+        return streams.resolve(fileName(key));
+    }
+
+    /** A stream's file name: the first 128 bits of the SHA-256 of its key, in hex. */
+    static String fileName(String key) {
+        try {
+            byte[] hash = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(hash, 0, 16) + SUFFIX;
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is part of every JDK", e);
+        }
+    }
+
+    /** Every stream file, recovered ({@link RecordFile#recover}: torn tails cut); at start, before serving. */
+    public List<RecordFile.Recovered> recoverStreams() throws IOException {
+        List<Path> files;
+        try (Stream<Path> all = Files.list(streams)) {
+            files = all.filter(p -> p.getFileName().toString().endsWith(SUFFIX)).sorted().toList();
+        }
+        List<RecordFile.Recovered> out = new ArrayList<>(files.size());
+        for (Path f : files) {
+            out.add(RecordFile.recover(f));
+        }
+        return out;
+    }
+
+    /** Bytes of every stream file now. */
+    public long streamBytes() throws IOException {
+        try (Stream<Path> all = Files.list(streams)) {
+            long total = 0;
+            for (Path p : (Iterable<Path>) all::iterator) {
+                total += Files.size(p);
+            }
+            return total;
+        }
+    }
+
+    /** Flushes the streams directory's entries (a file created or removed) to the disk. */
+    void forceDirectory() throws IOException {
+        try (FileChannel dir = FileChannel.open(streams, StandardOpenOption.READ)) {
+            dir.force(true);
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        lock.release();
+        lockChannel.close();
+    }
+}

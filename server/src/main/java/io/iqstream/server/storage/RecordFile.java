@@ -1,0 +1,89 @@
+package io.iqstream.server.storage;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.zip.CRC32C;
+
+/**
+ * The format of a file of records: each record is its payload's length (4 bytes, big-endian), the CRC-32C of the
+ * payload (4 bytes) and the payload. Nothing else: no header, no index. A file is only ever appended to, so a crash
+ * can leave at most one partial record, at its end; reading stops at the first record that is short or whose
+ * checksum does not match, and {@link #recover} cuts the file back to the last whole record.
+ *
+ * <p>Why by hand and not an embedded engine: a stream's file is exactly the appends it acknowledged, in order, and
+ * recovery is a scan that keeps the whole ones — Kafka's and Electric's segment files, with no compaction, no
+ * second copy of the bytes and no dependency. {@code RecordFileFuzzTest} cuts and corrupts files at random.
+ *
+ * <p>Stateless; any thread.
+ */
+public final class RecordFile {
+    /** Length and checksum before each payload. */
+    public static final int HEADER_BYTES = 8;
+    /** The largest payload a record may have (a stream's message is at most 64 MiB; its record a little more). */
+    public static final int MAX_PAYLOAD_BYTES = (64 << 20) + (1 << 20);
+
+    private RecordFile() {}
+
+    /** {@code payload} as a record: length, checksum, bytes. */
+    public static byte[] frame(byte[] payload) {
+        byte[] out = new byte[HEADER_BYTES + payload.length];
+        ByteBuffer b = ByteBuffer.wrap(out);
+        b.putInt(payload.length);
+        b.putInt(crc(payload, 0, payload.length));
+        b.put(payload);
+        return out;
+    }
+
+    private static int crc(byte[] bytes, int offset, int length) {
+        CRC32C c = new CRC32C();
+        c.update(bytes, offset, length);
+        return (int) c.getValue();
+    }
+
+    /** The whole records of a file's bytes, and where the last one ends. */
+    public record Records(List<ByteBuffer> payloads, int wholeBytes) {}
+
+    /** Parses {@code bytes}: every whole, checksummed record from the start, stopping at the first that is not. */
+    public static Records parse(byte[] bytes) {
+        List<ByteBuffer> payloads = new ArrayList<>();
+        int at = 0;
+        while (bytes.length - at >= HEADER_BYTES) {
+            ByteBuffer head = ByteBuffer.wrap(bytes, at, HEADER_BYTES);
+            int length = head.getInt();
+            int sum = head.getInt();
+            if (length < 0 || length > MAX_PAYLOAD_BYTES || length > bytes.length - at - HEADER_BYTES
+                    || crc(bytes, at + HEADER_BYTES, length) != sum) {
+                break;
+            }
+            payloads.add(ByteBuffer.wrap(bytes, at + HEADER_BYTES, length).slice());
+            at += HEADER_BYTES + length;
+        }
+        return new Records(payloads, at);
+    }
+
+    /** What {@link #recover} found in one file. */
+    public record Recovered(Path path, List<ByteBuffer> payloads, long cutBytes) {}
+
+    /**
+     * Reads the file's whole records and cuts it back to the last one (a torn or corrupt tail is never served);
+     * {@link Recovered#cutBytes} says how much was cut.
+     */
+    public static Recovered recover(Path file) throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
+        Records r = parse(bytes);
+        long cut = bytes.length - r.wholeBytes();
+        if (cut > 0) {
+            try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
+                ch.truncate(r.wholeBytes());
+                ch.force(true);
+            }
+        }
+        return new Recovered(file, r.payloads(), cut);
+    }
+}

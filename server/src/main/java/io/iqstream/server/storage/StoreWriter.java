@@ -1,0 +1,253 @@
+package io.iqstream.server.storage;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One worker's writes to its streams' files, on a thread of its own, so the worker's event loop never waits on the
+ * disk. The worker queues a record ({@link #append}), a file's removal or a barrier, each with an {@link Outcome};
+ * this thread takes everything queued when it wakes as one batch, writes it in order, flushes each file the batch
+ * touched once (under {@link FsyncPolicy#BATCH}: group commit), and hands the outcomes back to the worker's loop in
+ * one task, in the order queued. An outcome of success means the record is on the disk as the policy says.
+ *
+ * <p>A file whose write or flush failed is cut back to where it was and refused from then on (fail-stop: after a
+ * failed flush, what the kernel holds cannot be trusted), until it is removed; every later record for it fails
+ * too, so a file never holds a record after a hole. Queued bytes are bounded ({@link #MAX_QUEUED_BYTES}): past it,
+ * {@link #append} says no and the request gets 503.
+ *
+ * <p>The queue is the one cross-thread hand-off; each other field is this writer's thread's own.
+ */
+public final class StoreWriter implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(StoreWriter.class);
+    /** Records queued and not yet written may hold at most this many bytes per worker. */
+    public static final long MAX_QUEUED_BYTES = 64L << 20;
+    /** Files kept open per writer; past it the least recently written is closed. */
+    static final int MAX_OPEN_FILES = 256;
+
+    /** What happened to a queued task; called on the worker's loop. {@code failure} null: done (durable). */
+    public interface Outcome {
+        void done(IOException failure);
+    }
+
+    private record Task(Path file, byte[] frame, boolean remove, Outcome outcome) {}
+
+    private final DataDirectory dir;
+    private final FsyncPolicy fsync;
+    private final Executor owner;
+    private final LinkedBlockingQueue<Task> queue = new LinkedBlockingQueue<>();
+    private final AtomicLong queuedBytes = new AtomicLong();
+    private final Thread thread;
+    private volatile boolean running = true;
+    private final Map<Path, FileChannel> open = new LinkedHashMap<>(16, 0.75f, true);
+    private final Set<Path> broken = new HashSet<>();
+
+    StoreWriter(DataDirectory dir, FsyncPolicy fsync, Executor owner, String name) {
+        this.dir = dir;
+        this.fsync = fsync;
+        this.owner = owner;
+        this.thread = new Thread(this::run, name);
+        this.thread.setDaemon(true);
+        this.thread.start();
+    }
+
+    /** Queues a record for {@code key}'s file; false (nothing queued) when the queue is full. Worker thread. */
+    public boolean append(String key, byte[] payload, Outcome outcome) {
+        byte[] frame = RecordFile.frame(payload);
+        if (queuedBytes.addAndGet(frame.length) > MAX_QUEUED_BYTES) {
+            queuedBytes.addAndGet(-frame.length);
+            return false;
+        }
+        queue.add(new Task(dir.streamFile(key), frame, false, outcome));
+        return true;
+    }
+
+    /** Queues the removal of {@code key}'s file (after every record queued before it). Worker thread. */
+    public void remove(String key, Outcome outcome) {
+        queue.add(new Task(dir.streamFile(key), null, true, outcome));
+    }
+
+    /** Queues nothing but {@code outcome}: it runs once everything queued before it has. Worker thread. */
+    public void barrier(Outcome outcome) {
+        queue.add(new Task(null, null, false, outcome));
+    }
+
+    /** Bytes queued and not yet written. */
+    public long queuedBytes() {
+        return queuedBytes.get();
+    }
+
+    private void run() {
+        List<Task> batch = new ArrayList<>();
+        while (running || !queue.isEmpty()) {
+            try {
+                Task first = queue.poll(100, java.util.concurrent.TimeUnit.MILLISECONDS);
+                if (first == null) {
+                    continue;
+                }
+                batch.add(first);
+                queue.drainTo(batch, 4095);
+                write(batch);
+            } catch (InterruptedException e) {
+                running = false;
+            } catch (RuntimeException | Error e) {
+                LOG.error("storage writer {} failed", thread.getName(), e);
+            }
+            batch.clear();
+        }
+        closeAll();
+    }
+
+    /** Writes a batch, flushes what it touched, and hands the outcomes back in order. */
+    private void write(List<Task> batch) {
+        Map<Task, IOException> failed = new IdentityHashMap<>();
+        Map<Path, FileChannel> dirty = new LinkedHashMap<>();
+        Map<Path, List<Task>> byFile = new LinkedHashMap<>();
+        boolean directoryChanged = false;
+        for (Task t : batch) {
+            if (t.file() == null) {
+                continue;
+            }
+            if (t.remove()) {
+                FileChannel ch = open.remove(t.file());
+                closeQuietly(ch);
+                dirty.remove(t.file());
+                broken.remove(t.file());
+                try {
+                    directoryChanged |= Files.deleteIfExists(t.file());
+                } catch (IOException e) {
+                    failed.put(t, e);
+                }
+                continue;
+            }
+            queuedBytes.addAndGet(-t.frame().length);
+            if (broken.contains(t.file())) {
+                failed.put(t, new IOException("an earlier write to " + t.file().getFileName() + " failed"));
+                continue;
+            }
+            try {
+                boolean created = !open.containsKey(t.file()) && !Files.exists(t.file());
+                FileChannel ch = channel(t.file());
+                directoryChanged |= created;
+                long before = ch.size();
+                try {
+                    ByteBuffer b = ByteBuffer.wrap(t.frame());
+                    while (b.hasRemaining()) {
+                        ch.write(b, ch.size());
+                    }
+                    if (fsync == FsyncPolicy.ALWAYS) {
+                        ch.force(false);
+                    }
+                } catch (IOException e) {
+                    fail(t.file(), ch, before);
+                    throw e;
+                }
+                dirty.put(t.file(), ch);
+                byFile.computeIfAbsent(t.file(), f -> new ArrayList<>()).add(t);
+            } catch (IOException e) {
+                failed.put(t, e);
+            }
+        }
+        if (fsync == FsyncPolicy.BATCH) {
+            for (Map.Entry<Path, FileChannel> e : dirty.entrySet()) {
+                try {
+                    e.getValue().force(false);
+                } catch (IOException ex) {
+                    // every write of this batch to the file is in doubt (what the kernel kept after a failed flush
+                    // cannot be trusted): all of them fail, and the file is refused from now on
+                    broken.add(e.getKey());
+                    for (Task t : byFile.getOrDefault(e.getKey(), List.of())) {
+                        failed.put(t, ex);
+                    }
+                }
+            }
+        }
+        if (directoryChanged && fsync != FsyncPolicy.NEVER) {
+            try {
+                dir.forceDirectory();
+            } catch (IOException e) {
+                LOG.warn("flushing the streams directory failed: {}", e.toString());
+            }
+        }
+        List<Task> done = List.copyOf(batch);
+        try {
+            owner.execute(() -> {
+                for (Task t : done) {
+                    t.outcome().done(failed.get(t));
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the worker has stopped (shutdown): the records are written; nobody waits for the answers
+        }
+    }
+
+    /** A write failed: the file is cut back to {@code size} and refused from now on. */
+    private void fail(Path file, FileChannel ch, long size) {
+        broken.add(file);
+        try {
+            ch.truncate(size);
+        } catch (IOException e) {
+            LOG.warn("cutting {} back after a failed write failed: {}", file.getFileName(), e.toString());
+        }
+    }
+
+    private FileChannel channel(Path file) throws IOException {
+        FileChannel ch = open.get(file);
+        if (ch != null) {
+            return ch;
+        }
+        ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        open.put(file, ch);
+        if (open.size() > MAX_OPEN_FILES) {
+            var eldest = open.entrySet().iterator().next();
+            if (eldest.getValue() != ch) {
+                closeQuietly(eldest.getValue());
+                open.remove(eldest.getKey());
+            }
+        }
+        return ch;
+    }
+
+    private static void closeQuietly(FileChannel ch) {
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException e) {
+                // closing after the batch's flush: nothing left to lose
+            }
+        }
+    }
+
+    private void closeAll() {
+        for (FileChannel ch : open.values()) {
+            closeQuietly(ch);
+        }
+        open.clear();
+    }
+
+    /** Writes what is queued, then stops the thread (at shutdown, after the workers have stopped). */
+    @Override
+    public void close() {
+        running = false;
+        try {
+            thread.join(10_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,172 @@
+package io.iqstream.server.stream;
+
+import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.run.ProducerLedger;
+import io.iqstream.server.storage.RecordFile;
+import io.iqstream.server.storage.StreamStore;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Makes the durable streams of a data directory again, at start, before the server serves: each file's whole
+ * records ({@link RecordFile#recover} cuts a torn tail first) replayed in order — the creation, every acknowledged
+ * message with its boundaries, producer state and {@code Stream-Seq}, the closure, a soft deletion — sources before
+ * their forks, which hold them as they did. A stream's sliding TTL starts again at the restart; an expiry stays.
+ *
+ * <p>A file whose first record is not a creation, or whose records do not parse, is left in place, logged, and not
+ * served; so is a fork whose source is missing. The rest start.
+ *
+ * <p>On the starting thread, before any worker serves (the streams' owner loops see them through the start's
+ * happens-before).
+ */
+final class StreamRecovery {
+    private static final Logger LOG = LoggerFactory.getLogger(StreamRecovery.class);
+
+    private record Loaded(String file, StreamRecords.Create create, List<ByteBuffer> rest) {}
+
+    private StreamRecovery() {}
+
+    /** Recovers every stream of {@code store} into {@code streams}; returns how many. */
+    static int recover(DurableStreams streams, StreamStore store, Metrics metrics, ByteBufAllocator alloc)
+            throws IOException {
+        long t0 = System.nanoTime();
+        Map<String, Loaded> byPath = new LinkedHashMap<>();
+        long cut = 0;
+        for (RecordFile.Recovered f : store.directory().recoverStreams()) {
+            String name = f.path().getFileName().toString();
+            if (f.cutBytes() > 0) {
+                cut += f.cutBytes();
+                LOG.warn("stream file {}: cut {} bytes of a torn or corrupt tail (a write not acknowledged)", name,
+                        f.cutBytes());
+            }
+            if (f.payloads().isEmpty()) {
+                continue;
+            }
+            StreamRecords.Create c = StreamRecords.kind(f.payloads().get(0)) == StreamRecords.CREATE
+                    ? StreamRecords.readCreate(f.payloads().get(0)) : null;
+            if (c == null) {
+                LOG.error("stream file {}: its first record is not a stream's creation; left in place, not served",
+                        name);
+                continue;
+            }
+            byPath.put(c.path(), new Loaded(name, c, f.payloads().subList(1, f.payloads().size())));
+        }
+        Map<String, DurableStream> made = new HashMap<>();
+        boolean progress = true;
+        while (progress && made.size() < byPath.size()) {
+            progress = false;
+            for (Loaded l : byPath.values()) {
+                String parentPath = l.create().parentPath();
+                if (made.containsKey(l.create().path()) || parentPath != null && !made.containsKey(parentPath)) {
+                    continue;
+                }
+                DurableStream parent = parentPath == null ? null : made.get(parentPath);
+                if (parentPath != null && parent == null) {
+                    LOG.error("stream file {}: the fork's source {} was not recovered; not served", l.file(),
+                            parentPath);
+                    made.put(l.create().path(), null);
+                    progress = true;
+                    continue;
+                }
+                DurableStream s = make(streams, l, parent, alloc);
+                if (s != null) {
+                    made.put(s.path, s);
+                    progress = true;
+                } else {
+                    made.put(l.create().path(), null);
+                }
+            }
+        }
+        for (Loaded l : byPath.values()) {
+            if (!made.containsKey(l.create().path())) {
+                LOG.error("stream file {}: the fork's source {} is not in the data directory; not served", l.file(),
+                        l.create().parentPath());
+            }
+        }
+        int n = 0;
+        for (DurableStream s : made.values()) {
+            if (s != null) {
+                n++;
+            }
+        }
+        for (DurableStream s : made.values()) {
+            if (s != null) {
+                streams.freeIfUnheld(s);
+            }
+        }
+        metrics.durableStreamsRecovered.add(n);
+        metrics.durableRecoveryCutBytes.add(cut);
+        metrics.durableRecoveryMs = (System.nanoTime() - t0) / 1_000_000;
+        return n;
+    }
+
+    /** One stream from its records; null (logged) when a record does not parse. */
+    private static DurableStream make(DurableStreams streams, Loaded l, DurableStream parent, ByteBufAllocator alloc) {
+        StreamRecords.Create c = l.create();
+        long now = System.currentTimeMillis();
+        if (parent != null && !parent.log.holdForFork()) {
+            LOG.error("stream file {}: its source {} cannot be held; not served", l.file(), c.parentPath());
+            return null;
+        }
+        DurableStream s = new DurableStream(c.path(), c.contentType(), c.ttlSeconds(), c.expiresAt(),
+                c.expiresAtMs(), parent, c.forkPosition(), c.forkSubOffset(), c.createdClosed(), now, alloc);
+        long heap = DurableStreams.bookkeepingBytes(c.path(), c.contentType(), c.expiresAt());
+        long logBytes = 0;
+        long held = 0;
+        if (c.createdClosed()) {
+            s.close();
+        }
+        for (ByteBuffer p : l.rest()) {
+            byte kind = StreamRecords.kind(p);
+            if (kind == StreamRecords.DELETE) {
+                s.softDeleted = true;
+                continue;
+            }
+            StreamRecords.Append a = kind == StreamRecords.APPEND ? StreamRecords.readAppend(p) : null;
+            if (a == null) {
+                LOG.error("stream file {} ({}): a record does not parse; not served", l.file(), c.path());
+                s.log.release();
+                if (parent != null) {
+                    parent.log.releaseFork();
+                }
+                return null;
+            }
+            if (a.data() != null) {
+                logBytes += s.log.chargeFor(a.data().length);
+                s.log.appendCommitted(Unpooled.wrappedBuffer(a.data()));
+                held += a.data().length;
+            }
+            if (a.producerId() != null) {
+                if (!s.producers.knows(a.producerId())) {
+                    heap += ProducerLedger.bytesFor(a.producerId());
+                }
+                s.producers.accept(a.producerId(), a.epoch(), a.seq(), a.timeMs());
+                if (a.closes()) {
+                    s.producers.recordClosingAppend(a.producerId(), a.epoch(), a.seq());
+                }
+            }
+            if (a.streamSeq() != null) {
+                heap += DurableStreams.seqBytes(a.streamSeq()) - DurableStreams.seqBytes(s.lastSeq);
+                s.lastSeq = a.streamSeq();
+            }
+            if (a.closes()) {
+                s.close();
+            }
+        }
+        if (!streams.chargeRecovered(s, heap, logBytes)) {
+            LOG.warn("stream {}: recovered past the memory budget (what was acknowledged is loaded whatever the "
+                    + "budget says)", c.path());
+        }
+        streams.put(s);
+        streams.metricsHeld(held);
+        return s;
+    }
+}
