@@ -170,6 +170,13 @@ public final class LaunchedServer implements AutoCloseable {
         assertTrue(leakLines().isEmpty(), "Netty reported leaked buffers in the spawned server:\n" + output());
     }
 
+    /** Sends SIGKILL (a crash: no drain, nothing flushed) and waits for the process to be gone. */
+    public void sigkill() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(30, TimeUnit.SECONDS);
+        reader.join(10_000);
+    }
+
     /** Waits up to {@code timeoutMs} for the process to exit and returns its status, or -1 while it runs. */
     public int awaitExit(long timeoutMs) throws InterruptedException {
         if (!process.waitFor(timeoutMs, TimeUnit.MILLISECONDS)) {
