@@ -30,10 +30,13 @@ public final class MemoryBudget {
     public static final int TOMBSTONE_SHARE_DIVISOR = 16;
     /** Unpacked copies of packed segments may take at most this fraction (1/n) of the budget. */
     public static final int COPY_SHARE_DIVISOR = 4;
+    /** Request bodies being gathered (not yet answered) may take at most this fraction (1/n) of the budget. */
+    public static final int BODY_SHARE_DIVISOR = 4;
 
     private final AtomicLong committedBytes = new AtomicLong();
     private final AtomicLong tombstoneBytes = new AtomicLong();
     private final AtomicLong copyBytes = new AtomicLong();
+    private final AtomicLong bodyBytes = new AtomicLong();
     private final LongAdder runsRefused = new LongAdder();
     private volatile long expectedRunBytes = INITIAL_EXPECTED_RUN_BYTES;
     private final int maxSubscribers;
@@ -199,6 +202,26 @@ public final class MemoryBudget {
     /** Bytes charged for unpacked copies now (all workers). */
     public long copyBytes() {
         return copyBytes.get();
+    }
+
+    /**
+     * Takes {@code bytes} more for a request body being gathered before it is answered: within the budget and
+     * within the bodies' share of it ({@link #BODY_SHARE_DIVISOR}), so half-sent bodies never crowd out the logs
+     * they would be appended to. False when refused (the request gets 503 and its connection is closed).
+     */
+    public boolean tryChargeBody(long bytes) {
+        return tryChargeShare(bodyBytes, bytes, BODY_SHARE_DIVISOR);
+    }
+
+    /** Gives back the bytes of a gathered body answered, refused or dropped with its connection. */
+    public void releaseBody(long bytes) {
+        bodyBytes.addAndGet(-bytes);
+        release(bytes);
+    }
+
+    /** Bytes charged for request bodies being gathered now (all workers). */
+    public long bodyBytes() {
+        return bodyBytes.get();
     }
 
     private boolean tryChargeShare(AtomicLong share, long bytes, int divisor) {

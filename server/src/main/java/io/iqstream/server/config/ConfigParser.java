@@ -189,7 +189,8 @@ public final class ConfigParser {
                 positiveMs(v, Flag.MAX_SUBSCRIBER_LAG, 1), compress.equals("true"), positiveMs(v, Flag.HEARTBEAT, 10),
                 positiveMs(v, Flag.RETRY, 0), positiveMs(v, Flag.DRAIN_TIMEOUT, 0), List.copyOf(cors),
                 demoSettings, level, positiveMs(v, Flag.HEADER_TIMEOUT, 100),
-                positiveMs(v, Flag.IDLE_TIMEOUT, 100), maxConnections, adminPort, noExp.equals("true"),
+                positiveMs(v, Flag.BODY_TIMEOUT, 100), positiveMs(v, Flag.IDLE_TIMEOUT, 100), maxConnections,
+                adminPort, noExp.equals("true"),
                 jwksUrl, jwksTimeout, refreshMin, refreshMax, jwksMaxAge, jwksCa, List.copyOf(peers), advertise,
                 clusterSecret, (int) intIn(v, Flag.WARMUP, 0, 1_000_000), durableOpen.equals("true"),
                 positiveMs(v, Flag.DURABLE_STREAMS_LONG_POLL, 10), storage(v));

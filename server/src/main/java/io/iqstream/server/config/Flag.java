@@ -45,6 +45,8 @@ public enum Flag {
     CORS_ORIGIN("cors-origin", "", "allowed browser origins, comma-separated, or * for any origin without "
             + "credentials: the iqstream_token cookie counts only with no Origin or one listed by name (default: none)"),
     HEADER_TIMEOUT("header-timeout", "10s", "a request's line and headers must arrive whole within this (else 408, closed)"),
+    BODY_TIMEOUT("body-timeout", "30s", "a Durable Streams request's body must arrive whole within this of its head "
+            + "(else 408, closed)"),
     IDLE_TIMEOUT("idle-timeout", "60s", "a keep-alive connection with no request in flight is closed after this"),
     MAX_CONNECTIONS("max-connections", "", "connections held at once; above it new ones are closed at once "
             + "(default: the process's file limit less a reserve)"),

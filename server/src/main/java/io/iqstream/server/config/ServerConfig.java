@@ -37,6 +37,7 @@ public record ServerConfig(
         DemoSettings demo,
         String logLevel,
         long headerTimeoutMs,
+        long bodyTimeoutMs,
         long idleTimeoutMs,
         int maxConnections,
         int adminPort,
@@ -77,7 +78,7 @@ public record ServerConfig(
         return new ServerConfig(host, port, workers, transport, authEnabled, secret, jwtPublicKey, jwks, jwtIssuer,
                 jwtAudience, retentionMs, tombstoneMs, awaitRunMs, publisherTimeoutMs, runIdleTimeoutMs,
                 memoryBudgetBytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
-                drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
+                drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, bodyTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
                 peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs,
                 storage);
@@ -88,7 +89,7 @@ public record ServerConfig(
         return new ServerConfig(host, port, workers, transport, authEnabled, jwtSecret, jwtPublicKey, jwks, jwtIssuer,
                 jwtAudience, retentionMs, tombstoneMs, awaitRunMs, publisherTimeoutMs, runIdleTimeoutMs,
                 bytes, maxEventBytes, maxRunBytes, maxSubscribers, maxSubscriberLagMs, compressLog, heartbeatMs, retryMs,
-                drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
+                drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, bodyTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
                 peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs,
                 storage);

@@ -35,8 +35,8 @@ public final class AdminInitializer extends ChannelInitializer<Channel> {
     @Override
     protected void initChannel(Channel ch) {
         ServerConfig config = server.config();
-        RequestTimeoutHandler timeouts = new RequestTimeoutHandler(config.headerTimeoutMs(), config.idleTimeoutMs(),
-                server.metrics(), server.replies());
+        RequestTimeoutHandler timeouts = new RequestTimeoutHandler(config.headerTimeoutMs(),
+                config.bodyTimeoutMs(), config.idleTimeoutMs(), server.metrics(), server.replies());
         ch.pipeline()
                 .addLast("arrival", timeouts.arrivalWatch())
                 .addLast("http", new HttpServerCodec(MAX_INITIAL_LINE_BYTES, MAX_HEADER_BYTES, MAX_CHUNK_BYTES))

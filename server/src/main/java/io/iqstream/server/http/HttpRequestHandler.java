@@ -424,14 +424,13 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
             metrics.channelMoves.increment();
             ChannelHandoff.moveTo(ctx.channel(), owner, () -> {
                 moving = false;
-                stream = DurableStreamRoute.begin(server.streamSettings(), ctx, request, target, keepAlive,
-                        sourceReadable);
+                stream = DurableStreamRoute.begin(server, ctx, request, target, keepAlive, sourceReadable);
                 ctx.channel().config().setAutoRead(true);
                 replayHeld(ctx);
             }, this::closedWhileMoving);
             return;
         }
-        stream = DurableStreamRoute.begin(server.streamSettings(), ctx, request, target, keepAlive, sourceReadable);
+        stream = DurableStreamRoute.begin(server, ctx, request, target, keepAlive, sourceReadable);
     }
 
     /**
@@ -655,6 +654,8 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
             subscribe.writabilityChanged();
         } else if (relay != null) {
             relay.writabilityChanged();
+        } else if (stream != null) {
+            stream.writabilityChanged();
         }
         ctx.fireChannelWritabilityChanged();
     }

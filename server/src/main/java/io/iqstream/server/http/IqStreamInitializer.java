@@ -49,8 +49,8 @@ public final class IqStreamInitializer extends ChannelInitializer<Channel> {
     @Override
     protected void initChannel(Channel ch) {
         ServerConfig config = server.config();
-        RequestTimeoutHandler timeouts = new RequestTimeoutHandler(config.headerTimeoutMs(), config.idleTimeoutMs(),
-                server.metrics(), server.replies());
+        RequestTimeoutHandler timeouts = new RequestTimeoutHandler(config.headerTimeoutMs(),
+                config.bodyTimeoutMs(), config.idleTimeoutMs(), server.metrics(), server.replies());
         ChunkedBodyReader body = new ChunkedBodyReader();
         ch.pipeline()
                 .addLast("body", body)

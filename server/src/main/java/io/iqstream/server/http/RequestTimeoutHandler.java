@@ -23,22 +23,31 @@ import java.util.concurrent.TimeUnit;
  *       trickling a byte every few seconds is cut however slowly it sends. A new connection that sent nothing at
  *       all is closed without a reply (a browser's speculative preconnect must not read a 408 as the answer to
  *       the request it sends later).</li>
+ *   <li><b>body</b> ({@code --body-timeout}): for a request whose route gathers its body whole before answering
+ *       (a Durable Streams request, {@link #gatherBody}), from its head until its body's end. When it fires: 408
+ *       {@code body_timeout}, closed; the route releases the part it held as the connection closes. A client that
+ *       sends a head and all but the last byte of a body holds it no longer than this.</li>
  *   <li><b>idle</b> ({@code --idle-timeout}): from the end of a request and its response on a kept-alive
  *       connection until the next request's first byte (or, for a request answered before its body ended, until
  *       that body's end). When it fires: closed, no reply.</li>
  * </ul>
- * Between a request head and the end of its response no timer runs here: an open SSE stream or a publishing
- * request is not idle; they have their own timers (heartbeat and slow-subscriber cut, run idle timeout).
+ * Otherwise no timer runs here between a request head and the end of its response: an open SSE stream or a
+ * publishing request is not idle; they have their own timers (heartbeat and slow-subscriber cut, publisher and
+ * run idle timeouts).
  *
  * <p>It sits after the HTTP codec (it sees decoded requests and written responses) with a small
  * {@link #arrivalWatch()} before it (it sees the first raw byte of a request). Confined to the connection's
  * current event loop; a timer that fires on a loop the connection has left hops to the new one.
  */
 public final class RequestTimeoutHandler extends ChannelDuplexHandler {
-    /** HEAD: awaiting a head; IN_FLIGHT: request being served; REST: answered early, rest of its body to come. */
-    private enum State { HEAD, IN_FLIGHT, REST, IDLE }
+    /**
+     * HEAD: awaiting a head; BODY: a gathered body being awaited; IN_FLIGHT: request being served; REST: answered
+     * early, rest of its body to come.
+     */
+    private enum State { HEAD, BODY, IN_FLIGHT, REST, IDLE }
 
     private final long headerTimeoutMs;
+    private final long bodyTimeoutMs;
     private final long idleTimeoutMs;
     private final Metrics metrics;
     private final HttpReplies replies;
@@ -53,8 +62,10 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
     private long activeNanos;
     private int requests;
 
-    public RequestTimeoutHandler(long headerTimeoutMs, long idleTimeoutMs, Metrics metrics, HttpReplies replies) {
+    public RequestTimeoutHandler(long headerTimeoutMs, long bodyTimeoutMs, long idleTimeoutMs, Metrics metrics,
+            HttpReplies replies) {
         this.headerTimeoutMs = headerTimeoutMs;
+        this.bodyTimeoutMs = bodyTimeoutMs;
         this.idleTimeoutMs = idleTimeoutMs;
         this.metrics = metrics;
         this.replies = replies;
@@ -93,6 +104,18 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
         return requests == 1 ? headStartNanos - activeNanos : -1;
     }
 
+    /**
+     * The request now served gathers its body before it is answered: its end must arrive within
+     * {@code --body-timeout} of now (else 408, closed). Nothing when the body has already ended, or when the
+     * request was answered already. On the connection's loop.
+     */
+    public void gatherBody() {
+        if (state == State.IN_FLIGHT && !requestEnded && !responseEnded && ctx.channel().isActive()) {
+            state = State.BODY;
+            arm(bodyTimeoutMs);
+        }
+    }
+
     @Override
     public void handlerAdded(ChannelHandlerContext context) {
         this.ctx = context;
@@ -117,6 +140,10 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
         }
         if (msg instanceof LastHttpContent) {
             requestEnded = true;
+            if (state == State.BODY) {
+                cancel();
+                state = State.IN_FLIGHT;
+            }
             maybeIdle();
         }
         context.fireChannelRead(msg);
@@ -144,6 +171,10 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
     }
 
     private void maybeIdle() {
+        if (state == State.BODY && responseEnded) {
+            // answered before its gathered body ended (a refusal): the rest comes under the idle timer
+            state = State.IN_FLIGHT;
+        }
         if (state != State.IN_FLIGHT && state != State.REST || !responseEnded || !ctx.channel().isActive()) {
             return;
         }
@@ -187,6 +218,10 @@ public final class RequestTimeoutHandler extends ChannelDuplexHandler {
             metrics.headerTimeouts.increment();
             replies.error(ctx, null, "header_timeout", HttpResponseStatus.REQUEST_TIMEOUT,
                     "the request line and headers did not arrive within " + headerTimeoutMs + " ms", false);
+        } else if (state == State.BODY) {
+            metrics.bodyTimeouts.increment();
+            replies.error(ctx, null, "body_timeout", HttpResponseStatus.REQUEST_TIMEOUT,
+                    "the request body did not arrive whole within " + bodyTimeoutMs + " ms", false);
         } else if (state == State.IDLE || state == State.REST) {
             metrics.idleTimeouts.increment();
             ctx.close();

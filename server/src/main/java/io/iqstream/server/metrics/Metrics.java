@@ -52,6 +52,8 @@ public final class Metrics {
     public final LongAdder adminConnectionsRefusedMax = new LongAdder();
     /** Connections answered 408 because a request head did not arrive whole within --header-timeout. */
     public final LongAdder headerTimeouts = new LongAdder();
+    /** Connections answered 408 because a Durable Streams request's body did not arrive whole within --body-timeout. */
+    public final LongAdder bodyTimeouts = new LongAdder();
     /** Keep-alive connections closed after --idle-timeout with no request. */
     public final LongAdder idleTimeouts = new LongAdder();
     public final LongAdder tombstonesEvicted = new LongAdder();
@@ -179,6 +181,7 @@ public final class Metrics {
         sb.append("# HELP iqstream_connection_timeouts_total Connections ended by a connection timer, by kind.\n");
         sb.append("# TYPE iqstream_connection_timeouts_total counter\n");
         sb.append("iqstream_connection_timeouts_total{kind=\"header\"} ").append(headerTimeouts.sum()).append('\n');
+        sb.append("iqstream_connection_timeouts_total{kind=\"body\"} ").append(bodyTimeouts.sum()).append('\n');
         sb.append("iqstream_connection_timeouts_total{kind=\"idle\"} ").append(idleTimeouts.sum()).append('\n');
         counter(sb, "iqstream_tombstones_evicted_total",
                 "Tombstones of expired runs forgotten early because their memory share was full (such an id"

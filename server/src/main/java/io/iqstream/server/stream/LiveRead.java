@@ -5,11 +5,13 @@ import static io.iqstream.server.stream.DurableStreamProtocol.CURSOR;
 import static io.iqstream.server.stream.DurableStreamProtocol.NEXT_OFFSET;
 import static io.iqstream.server.stream.DurableStreamProtocol.UP_TO_DATE;
 
+import io.iqstream.server.metrics.Refusal;
 import io.iqstream.server.run.MessageBatch;
 import io.iqstream.server.sse.ChunkFramer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -37,6 +39,13 @@ import java.util.concurrent.TimeUnit;
  * by its control event). A live read holds a {@code --max-subscribers} slot and stays registered at the stream's
  * tail until it is answered, times out, or its connection closes ({@link #closed}).
  *
+ * <p>An SSE read is a cursor into the stream's log ({@link #ssePosition}), as an AG-UI subscriber is into its run's:
+ * it writes only while its connection is writable, at most {@link #SSE_BATCH_BYTES} of messages (or one message)
+ * past the write buffer's high-water mark, and stops when the connection is not writable; the connection's
+ * writability change ({@link #writabilityChanged}) or the next append goes on from where it stopped. It holds no
+ * queue and no copy of the stream. A reader whose connection stays unwritable for {@code --max-subscriber-lag}
+ * ({@link #cutAfterLagMs}) is cut: its connection is closed, which frees what was queued for it.
+ *
  * <p>One per request; confined to the owner worker's loop.
  */
 public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
@@ -44,6 +53,10 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
     static final long MAX_READ_BYTES = 256 * 1024;
     /** An SSE response ends after this long (the client reconnects from its offset), as the protocol allows. */
     static final long SSE_MAX_MS = 60_000;
+    /** One SSE write holds at most this many bytes of messages (at least one message); then writability decides. */
+    static final long SSE_BATCH_BYTES = 64 * 1024;
+    /** The lag after which an unwritable SSE reader is cut, until its route gives {@code --max-subscriber-lag}. */
+    static final long DEFAULT_MAX_LAG_MS = 30_000;
     static final String CACHE_PUBLIC = "public, max-age=60, stale-while-revalidate=300";
     static final String CACHE_PRIVATE = "private, max-age=60, stale-while-revalidate=300";
 
@@ -305,8 +318,42 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
     private long sseEndMs;
     /** The HTTP codec's context, to write SSE chunks below it ({@link ChunkFramer}); null before SSE begins. */
     private ChannelHandlerContext codec;
-    /** Something was written since the last tick (else the tick writes a control event: the keep-alive). */
-    private boolean sseWrote;
+    /** When something was last written ({@link System#currentTimeMillis}); a keep-alive goes out after a quiet poll. */
+    private long sseLastWriteMs;
+    /** When the connection was found unwritable, 0 while it is writable: the lag cut counts from here. */
+    private long sseUnwritableSinceMs;
+    /** An unwritable SSE reader is cut after this long ({@code --max-subscriber-lag}). */
+    private long maxLagMs = DEFAULT_MAX_LAG_MS;
+    /** {@link #ssePump} is running: a writability change during its flush is picked up by its own loop. */
+    private boolean pumping;
+
+    /**
+     * Sets how long an SSE reader's connection may stay unwritable before it is cut ({@code --max-subscriber-lag});
+     * its route calls this as the read goes on live.
+     */
+    @Override
+    public void cutAfterLagMs(long lagMs) {
+        this.maxLagMs = lagMs;
+        if (sse && !done && timer != null) {
+            timer.cancel(false);
+            scheduleSseTick(tickMs());
+        }
+    }
+
+    /** The connection's writability changed: an SSE read goes on writing when it drains, or stops. */
+    @Override
+    public void writabilityChanged() {
+        DurableStream s = waitingOn;
+        if (!sse || done || s == null) {
+            return;
+        }
+        if (ctx.channel().isWritable()) {
+            sseUnwritableSinceMs = 0;
+            ssePump(s);
+        } else if (sseUnwritableSinceMs == 0) {
+            sseUnwritableSinceMs = System.currentTimeMillis();
+        }
+    }
 
     private void startSse(DurableStream s, long position) {
         sseBase64 = !DurableStreamProtocol.isSseText(s.contentType);
@@ -331,57 +378,93 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
         waitingOn = s;
         s.waiters.add(this);
         sseEndMs = System.currentTimeMillis() + SSE_MAX_MS;
-        scheduleSseTick(settings.longPollMs());
+        sseLastWriteMs = System.currentTimeMillis();
+        scheduleSseTick(tickMs());
         ssePump(s);
+    }
+
+    /** The tick's period: the keep-alive's, or a quarter of the lag limit when that is shorter (so the cut is on time). */
+    private long tickMs() {
+        return Math.min(settings.longPollMs(), Math.max(10, maxLagMs / 4));
     }
 
     private void scheduleSseTick(long delayMs) {
         timer = ctx.channel().eventLoop().schedule(this::sseTick, Math.max(1, delayMs), TimeUnit.MILLISECONDS);
     }
 
-    /** Writes every message after the reader's position, each with its control event; ends at a closed tail. */
+    /**
+     * Writes the messages after the reader's position, each with its control event, while the connection is
+     * writable; ends the response at a closed tail. Stops, holding nothing, when the connection is not writable.
+     */
     private void ssePump(DurableStream s) {
-        if (done) {
-            return;
+        if (done || pumping) {
+            return; // a pump running now (this is its flush's writability change) checks writability itself
         }
         if (s.softDeleted) {
             sseFinish();
             return;
         }
-        String cursorNow = nextCursor();
+        pumping = true;
+        try {
+            pumpWhileWritable(s);
+        } finally {
+            pumping = false;
+        }
+    }
+
+    private void pumpWhileWritable(DurableStream s) {
+        Channel ch = ctx.channel();
+        String cursorNow = null;
         MessageBatch batch = BATCH.get();
-        ByteBuf out = ctx.alloc().ioBuffer(512);
         boolean wrote = false;
+        boolean lastSaidClosed = false;
         while (true) {
+            if (!ch.isWritable()) {
+                if (sseUnwritableSinceMs == 0) {
+                    sseUnwritableSinceMs = System.currentTimeMillis();
+                }
+                if (wrote) {
+                    ctx.flush();
+                    if (ch.isWritable() && !done) {
+                        continue; // the flush drained it: go on
+                    }
+                }
+                return; // writabilityChanged goes on from ssePosition
+            }
             batch.clear();
-            s.log.collect(ssePosition, batch, MAX_READ_BYTES);
+            s.log.collect(ssePosition, batch, SSE_BATCH_BYTES);
             if (batch.isEmpty()) {
                 break;
             }
+            if (cursorNow == null) {
+                cursorNow = nextCursor();
+            }
             long tail = s.tail();
             boolean closed = s.isClosed();
+            ByteBuf out = ctx.alloc().ioBuffer(512);
             for (int i = 0; i < batch.size(); i++) {
                 DurableStreamProtocol.writeDataEvent(out, batch.data(i), s.json, sseBase64);
                 ssePosition = batch.end(i);
                 boolean atTail = ssePosition >= tail;
-                DurableStreamProtocol.writeControlEvent(out, ssePosition, atTail && closed, cursorNow, atTail);
+                lastSaidClosed = atTail && closed;
+                DurableStreamProtocol.writeControlEvent(out, ssePosition, lastSaidClosed, cursorNow, atTail);
             }
+            batch.clear();
+            sseWrite(out);
             wrote = true;
-            if (out.readableBytes() > MAX_READ_BYTES) {
-                sseWrite(out);
-                out = ctx.alloc().ioBuffer(512);
-            }
         }
         batch.clear();
+        // caught up
         if (ssePosition < s.tail()) {
             ssePosition = s.tail();
         }
         boolean closedAtTail = s.isClosed();
-        if (!wrote || closedAtTail && !out.isReadable()) {
-            DurableStreamProtocol.writeControlEvent(out, ssePosition, closedAtTail, cursorNow, true);
+        if (!wrote || closedAtTail && !lastSaidClosed) {
+            ByteBuf out = ctx.alloc().ioBuffer(128);
+            DurableStreamProtocol.writeControlEvent(out, ssePosition, closedAtTail,
+                    cursorNow == null ? nextCursor() : cursorNow, true);
+            sseWrite(out);
         }
-        sseWrite(out);
-        sseWrote = true;
         if (closedAtTail) {
             sseFinish();
             return;
@@ -390,8 +473,9 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
     }
 
     /**
-     * Every --durable-streams-long-poll: a control event when nothing else was written (the keep-alive); at
-     * {@link #sseEndMs} the response ends.
+     * Every {@link #tickMs}: a reader unwritable for {@code --max-subscriber-lag} is cut; a control event goes out
+     * when nothing was written for --durable-streams-long-poll (the keep-alive); at {@link #sseEndMs} the response
+     * ends.
      */
     private void sseTick() {
         timer = null;
@@ -400,19 +484,35 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
             return;
         }
         long now = System.currentTimeMillis();
-        if (now >= sseEndMs) {
+        if (!ctx.channel().isWritable()) {
+            if (sseUnwritableSinceMs == 0) {
+                sseUnwritableSinceMs = now;
+            } else if (now - sseUnwritableSinceMs >= maxLagMs) {
+                cutSlowReader();
+                return;
+            }
+        } else if (now >= sseEndMs) {
             stopWaiting();
             sseFinish();
             return;
-        }
-        if (!sseWrote) {
+        } else if (now - sseLastWriteMs >= settings.longPollMs()) {
             ByteBuf out = ctx.alloc().ioBuffer(128);
             DurableStreamProtocol.writeControlEvent(out, ssePosition, false, nextCursor(), true);
             sseWrite(out);
             ctx.flush();
         }
-        sseWrote = false;
-        scheduleSseTick(Math.min(settings.longPollMs(), sseEndMs - now));
+        scheduleSseTick(Math.min(tickMs(), Math.max(1, sseEndMs - now)));
+    }
+
+    /** Cuts an SSE reader whose connection stayed unwritable for --max-subscriber-lag: closed, its queue freed. */
+    private void cutSlowReader() {
+        done = true;
+        stopWaiting();
+        releaseReaderSlot();
+        settings.metrics().durableSseReaders.decrement();
+        settings.metrics().slowSubscribersCut.increment();
+        settings.metrics().refused(Refusal.SLOW_SUBSCRIBER);
+        ctx.close();
     }
 
     private void sseWrite(ByteBuf out) {
@@ -421,6 +521,7 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
             return;
         }
         settings.metrics().durableBytesOut.add(out.readableBytes());
+        sseLastWriteMs = System.currentTimeMillis();
         if (codec != null) {
             ChunkFramer.of().write(codec, out);
         } else {

@@ -13,4 +13,12 @@ public interface StreamAnswer {
 
     /** The connection closed (or failed). */
     void closed();
+
+    /** A live read is cut when its connection stays unwritable this long; nothing for other answers. */
+    default void cutAfterLagMs(long lagMs) {
+    }
+
+    /** The connection's writability changed: a live read writes on or stops; nothing for other answers. */
+    default void writabilityChanged() {
+    }
 }

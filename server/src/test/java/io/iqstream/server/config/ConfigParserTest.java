@@ -110,6 +110,18 @@ class ConfigParserTest {
     }
 
     @Test
+    void bodyTimeoutDefaultsTo30sAndIsValidated() {
+        assertEquals(30_000, ConfigParser.parse(new String[0], Map.of()).bodyTimeoutMs());
+        assertEquals(1_500, ConfigParser.parse(new String[] {"--body-timeout", "1500ms"}, Map.of()).bodyTimeoutMs());
+        assertEquals(5_000, ConfigParser.parse(new String[0], Map.of("IQSTREAM_BODY_TIMEOUT", "5s")).bodyTimeoutMs());
+        for (String bad : new String[] {"0", "50ms", "soon", "8d"}) {
+            ConfigException e = assertThrows(ConfigException.class,
+                    () -> ConfigParser.parse(new String[] {"--body-timeout", bad}, Map.of()), bad);
+            assertTrue(e.getMessage().contains("--body-timeout"), e.getMessage());
+        }
+    }
+
+    @Test
     void helpListsEveryFlagWithItsVariableAndDefault() {
         String help = ConfigParser.help();
         for (Flag f : Flag.values()) {

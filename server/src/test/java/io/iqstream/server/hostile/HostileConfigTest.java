@@ -19,7 +19,7 @@ class HostileConfigTest {
 
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({"--max-event-bytes, 4g", "--max-event-bytes, 65m", "--max-run-bytes, 2g", "--header-timeout, 0",
-        "--idle-timeout, 8d", "--max-connections, -1", "--admin-port, 70000"})
+        "--body-timeout, 0", "--idle-timeout, 8d", "--max-connections, -1", "--admin-port, 70000"})
     void limitOutOfRangeStopsTheServerAtStartNamingTheFlag(String flag, String value) throws Exception {
         HostileServer.Exit exit = HostileServer.runToExit(20_000, "--jwt-secret", TestServer.SECRET, flag, value);
         assertTrue(exit.exited(), flag + " " + value + ": still running after 20 s:\n" + exit.output());
