@@ -276,7 +276,7 @@ async function runRow(row, pass) {
  * The warm-up, as the main bench's (docs/BENCHMARK.md): at least WARMUP_S, then slices of SLICE_S until two
  * successive slices' CPU per event of the whole path (every process of the row) are within 5% of each other and a
  * JVM server's compiler threads took at most 2% of its CPU in the last slice; at most WARMUP_MAX_S. Without it an
- * AI SDK row at K = 20 counted the JIT's tail in its window (BENCHMARK.md, "the JIT inside the window").
+ * AI SDK row at K = 20 counted the JIT's tail in its window (docs/bench/aisdk/README.md, "the JIT inside the window").
  */
 async function warmUp(pids, jvmPid, stats) {
   const start = performance.now();

@@ -53,7 +53,7 @@ public record BenchOptions(
 
   /**
    * Servers measured only when named: {@code netty-floor}, the HAProxy floor's relay on Netty in IQ-Stream's JVM
-   * (docs/BENCHMARK.md, "The JVM's floor").
+   * (docs/BENCHMARK.md, "The servers"; measured in docs/bench/jvmfloor-09a2668/).
    */
   public static final List<String> EXTRA_SERVERS = List.of("netty-floor");
 

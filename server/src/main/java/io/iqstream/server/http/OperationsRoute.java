@@ -1,5 +1,6 @@
 package io.iqstream.server.http;
 
+import io.iqstream.server.BuildInfo;
 import io.iqstream.server.ServerContext;
 import io.iqstream.server.cluster.Cluster;
 import io.iqstream.server.cluster.Membership;
@@ -10,12 +11,16 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
 
 /**
- * The operations endpoints: {@code /healthz} (the process answers), {@code /readyz} (503 while the start-up's
- * warm-up runs, while draining, with {@code --peers} until the membership has settled, with
- * the signing keys not loaded or stale, or with the memory budget full), {@code /metrics} (Prometheus text). Served on the main port and on the admin port.
+ * The operations endpoints: {@code /healthz} (the process answers: {@code ok}, then the version line
+ * {@code --version} prints), {@code /readyz} (503 while the start-up's warm-up runs, while draining, with
+ * {@code --peers} until the membership has settled, with the signing keys not loaded or stale, or with the memory
+ * budget full), {@code /metrics} (Prometheus text). Served on the main port and on the admin port.
  * Stateless; reads only thread-safe state, so it answers on any loop (the admin port's is the acceptor's).
  */
 public final class OperationsRoute {
+    /** {@code ok}, then what {@code iqstream --version} prints: {@code iqstream 0.1.0 (commit 1917714abcde)}. */
+    private static final String HEALTHZ = "ok\n" + BuildInfo.describe() + "\n";
+
     private OperationsRoute() {}
 
     /**
@@ -57,7 +62,7 @@ public final class OperationsRoute {
             boolean keepAlive) {
         HttpReplies replies = server.replies();
         switch (path) {
-            case "/healthz" -> replies.text(ctx, request, HttpResponseStatus.OK, "text/plain", "ok\n", keepAlive);
+            case "/healthz" -> replies.text(ctx, request, HttpResponseStatus.OK, "text/plain", HEALTHZ, keepAlive);
             case "/readyz" -> readiness(server, ctx, request, keepAlive);
             case "/metrics" -> replies.text(ctx, request, HttpResponseStatus.OK,
                     "text/plain; version=0.0.4; charset=utf-8",

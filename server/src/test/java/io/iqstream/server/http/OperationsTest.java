@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.testing.ChunkedPublisher;
+import io.iqstream.server.testing.ProjectVersion;
 import io.iqstream.server.testing.Conditions;
 import io.iqstream.server.testing.Http;
 import io.iqstream.server.testing.RawHttp;
@@ -19,7 +20,9 @@ class OperationsTest {
     void healthReadyAndMetricsAnswer() throws Exception {
         try (TestServer server = TestServer.start()) {
             String admin = Tokens.admin();
-            assertEquals("ok\n", Http.get(server.base() + "/healthz").body());
+            String health = Http.get(server.base() + "/healthz").body();
+            assertTrue(health.startsWith("ok\niqstream " + ProjectVersion.ofPom() + " (commit ") && health.endsWith(")\n"),
+                    health);
             assertEquals(200, Http.get(server.base() + "/readyz").statusCode());
             Http.publish(server.base(), "m1", admin, "{\"type\":\"RUN_STARTED\"}", "{\"type\":\"RUN_FINISHED\"}");
             try (SseClient sub = SseClient.open(server.port(), "/v1/runs/m1/events", "Authorization: Bearer " + admin)) {
