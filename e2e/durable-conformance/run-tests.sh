@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Durable Streams conformance suite (@durable-streams/server-conformance-tests, pinned in package.json)
-# against `./iqstream serve --durable-streams-open` on loopback, then, in the same run, against the protocol's
+# against `./iqstream serve --durable-streams-open` on loopback, once with `--durability memory` and once with
+# `--durability disk` (a fresh data directory), then, in the same run, against the protocol's
 # Node reference server (@durable-streams/server, pinned) as the baseline figure. Fails when IQ-Stream passes
 # fewer than EXPECTED_PASS tests or fails any; the reference's figure is printed, not asserted.
 #   DURABLE_SKIP_REFERENCE=1   skip the reference run (IQ-Stream only)
@@ -16,22 +17,6 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 npm ci --no-audit --no-fund --loglevel=error
 
-port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
-log=$(mktemp "${TMPDIR:-/tmp}/iqstream-durable.XXXXXX")
-# Netty's leak detector at paranoid (./iqstream turns it off; the last -D wins): a LEAK: line fails the suite
-IQSTREAM_JVM_OPTS="${IQSTREAM_JVM_OPTS:-} -Dio.netty.leakDetection.level=paranoid" \
-  "$ROOT/iqstream" serve --durable-streams-open --host 127.0.0.1 --port "$port" --workers 2 --warmup 0 \
-  --durable-streams-long-poll 500ms >"$log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true' EXIT
-for _ in $(seq 1 600); do
-  if curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; then break; fi
-  if ! kill -0 "$server" 2>/dev/null; then echo "durable: the server exited:" >&2; cat "$log" >&2; exit 1; fi
-  sleep 0.2
-done
-curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null || { echo "durable: server not ready" >&2; cat "$log" >&2; exit 1; }
-grep -q -- "--durable-streams-open" "$log" || { echo "durable: the server did not say it is open" >&2; exit 1; }
-
 summary() { # report.json -> "passed failed skipped total", and the failing tests listed
   node -e '
     const r = require(process.argv[1]);
@@ -43,20 +28,47 @@ summary() { # report.json -> "passed failed skipped total", and the failing test
 }
 
 status=0
-CONFORMANCE_TEST_URL="http://127.0.0.1:$port" npx vitest run --reporter=dot --reporter=json \
-  --outputFile.json=iqstream-report.json >iqstream-run.log 2>&1 || true
-read -r passed failed skipped total < <(summary "$PWD/iqstream-report.json")
-echo "durable: IQ-Stream passed $passed of $((total - skipped)) conformance tests ($failed failed, $skipped skipped: subscriptions)"
-if [ "$passed" -lt "$EXPECTED_PASS" ] || [ "$failed" -gt 0 ]; then
-  echo "durable: FAIL: expected $EXPECTED_PASS passed and none failed" >&2
-  tail -60 iqstream-run.log >&2
-  status=1
-fi
-kill "$server" 2>/dev/null || true
-wait "$server" 2>/dev/null || true
-if grep -q 'LEAK:' "$log"; then echo "durable: FAIL: the server reported a leaked buffer" >&2; grep -A12 'LEAK:' "$log" >&2; status=1; fi
+server=
+data=$(mktemp -d "${TMPDIR:-/tmp}/iqstream-durable-data.XXXXXX")
+trap 'kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; rm -rf "$data"' EXIT
+# both durability modes: memory, and disk (every append durable before its answer, in a fresh data directory)
+for durability in memory disk; do
+  port=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+  log=$(mktemp "${TMPDIR:-/tmp}/iqstream-durable.XXXXXX")
+  IQSTREAM_JVM_OPTS="${IQSTREAM_JVM_OPTS:-} -Dio.netty.leakDetection.level=paranoid" \
+    "$ROOT/iqstream" serve --durable-streams-open --host 127.0.0.1 --port "$port" --workers 2 --warmup 0 \
+    --durable-streams-long-poll 500ms --durability "$durability" --data-dir "$data/$durability" >"$log" 2>&1 &
+  server=$!
+  for _ in $(seq 1 600); do
+    if curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; then break; fi
+    if ! kill -0 "$server" 2>/dev/null; then echo "durable: the server exited:" >&2; cat "$log" >&2; exit 1; fi
+    sleep 0.2
+  done
+  curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null || { echo "durable: server not ready" >&2; cat "$log" >&2; exit 1; }
+  grep -q -- "--durable-streams-open" "$log" || { echo "durable: the server did not say it is open" >&2; exit 1; }
+  if [ "$durability" = disk ]; then
+    grep -q "durable streams on disk in" "$log" || { echo "durable: the server did not say it keeps streams on disk" >&2; cat "$log" >&2; exit 1; }
+  fi
+  rm -f iqstream-report.json # never a stale report: the suite's exit status is not the verdict, the report is
+  CONFORMANCE_TEST_URL="http://127.0.0.1:$port" npx vitest run --reporter=dot --reporter=json \
+    --outputFile.json=iqstream-report.json >iqstream-run.log 2>&1 || true
+  if [ ! -s iqstream-report.json ]; then
+    echo "durable: FAIL ($durability): the suite wrote no report" >&2; tail -60 iqstream-run.log >&2; exit 1
+  fi
+  read -r passed failed skipped total < <(summary "$PWD/iqstream-report.json")
+  echo "durable: IQ-Stream (--durability $durability) passed $passed of $((total - skipped)) conformance tests ($failed failed, $skipped skipped: subscriptions)"
+  if [ "$passed" -lt "$EXPECTED_PASS" ] || [ "$failed" -gt 0 ]; then
+    echo "durable: FAIL ($durability): expected $EXPECTED_PASS passed and none failed" >&2
+    tail -60 iqstream-run.log >&2
+    status=1
+  fi
+  kill "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  if grep -q 'LEAK:' "$log"; then echo "durable: FAIL: the server reported a leaked buffer" >&2; grep -A12 'LEAK:' "$log" >&2; status=1; fi
+done
 
 if [ "${DURABLE_SKIP_REFERENCE:-}" != 1 ]; then
+  rm -f reference-report.json
   npx vitest run --reporter=dot --reporter=json --outputFile.json=reference-report.json >reference-run.log 2>&1 || true
   read -r rpassed rfailed rskipped rtotal < <(summary "$PWD/reference-report.json")
   echo "durable: the reference server (@durable-streams/server) passed $rpassed of $((rtotal - rskipped)) ($rfailed failed)"

@@ -96,8 +96,17 @@ class HostileDurableBodiesTest {
                         // refused and closed while sending: read the answer below
                     }
                 }
-                for (Socket s : held) {
-                    if (s.getInputStream().available() > 0) {
+                // the bytes written may still be in the kernel's buffers: the answers are polled for, bounded by a
+                // deadline, until the server has read enough to refuse some
+                List<Socket> unanswered = new ArrayList<>(held);
+                long answersBy = System.nanoTime() + 20_000_000_000L;
+                while (refused == 0 && !unanswered.isEmpty() && System.nanoTime() < answersBy) {
+                    for (java.util.Iterator<Socket> it = unanswered.iterator(); it.hasNext(); ) {
+                        Socket s = it.next();
+                        if (s.getInputStream().available() == 0) {
+                            continue;
+                        }
+                        it.remove();
                         RawHttp.Response r = RawHttp.read(s, 1_000);
                         if (r.status() == 408) {
                             // a slow machine: this body was held for --body-timeout before the loop got here
@@ -109,6 +118,7 @@ class HostileDurableBodiesTest {
                         assertEquals("1", r.header("Retry-After"), r.toString());
                         refused++;
                     }
+                    Thread.sleep(50); // polling the sockets, bounded by the deadline above
                 }
                 long used = server.metric(MEMORY_USED);
                 assertTrue(refused > 0, "some half-sent bodies were refused; memory used " + used + " "

@@ -32,6 +32,21 @@ class DurableStreamDiskTest {
     private static final String TEXT = "text/plain";
     private static final Pattern MESSAGE = Pattern.compile("w(\\d+)-(\\d+);");
 
+    /** The whole stream, page after page (a catch-up answer holds at most 256 KiB). */
+    static String readAll(String url) throws Exception {
+        StringBuilder all = new StringBuilder();
+        String offset = "-1";
+        while (true) {
+            HttpResponse<String> r = send("GET", url + "?offset=" + offset, null);
+            assertEquals(200, r.statusCode(), r.body());
+            all.append(r.body());
+            offset = r.headers().firstValue("Stream-Next-Offset").orElseThrow();
+            if (r.headers().firstValue("Stream-Up-To-Date").isPresent()) {
+                return all.toString();
+            }
+        }
+    }
+
     private static LaunchedServer start(Path dir, String... more) throws IOException {
         List<String> flags = new ArrayList<>(List.of("--durability", "disk", "--data-dir", dir.toString(),
                 "--durable-streams-open", "true"));
@@ -144,9 +159,8 @@ class DurableStreamDiskTest {
 
     /** The stream holds seqs 0..n of writer w exactly once, in order, with n >= acked; returns n. */
     private static long check(String url, int w, long acked) throws Exception {
-        HttpResponse<String> r = send("GET", url + "?offset=-1", null);
-        assertEquals(200, r.statusCode(), r.body());
-        Matcher m = MESSAGE.matcher(r.body());
+        String body = readAll(url);
+        Matcher m = MESSAGE.matcher(body);
         long expected = 0;
         int end = 0;
         while (m.find()) {
@@ -156,7 +170,7 @@ class DurableStreamDiskTest {
             expected++;
             end = m.end();
         }
-        assertEquals(r.body().length(), end, "no partial message at the end of " + url);
+        assertEquals(body.length(), end, "no partial message at the end of " + url);
         assertTrue(expected - 1 >= acked, url + ": acknowledged up to " + acked + ", stored up to " + (expected - 1));
         return expected - 1;
     }
