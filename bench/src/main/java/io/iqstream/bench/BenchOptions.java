@@ -61,8 +61,8 @@ public record BenchOptions(
    * The Durable Streams servers, on the same workload mapped onto streams (not in the default list: they are run
    * as a group of their own, docs/BENCHMARK.md "Durable Streams").
    */
-  public static final List<String> DURABLE_SERVERS = List.of("iqstream-durable", "electric-memory",
-      "electric-wal", "durable-node");
+  public static final List<String> DURABLE_SERVERS = List.of("iqstream-durable", "iqstream-durable-disk",
+      "electric-memory", "electric-wal", "durable-node");
 
   /** The default longest warm-up: IQ-Stream's JIT settles after 70-115 s at K = 100 and 300 on one CPU. */
   static final long DEFAULT_WARMUP_MAX_MS = 180_000;
@@ -86,7 +86,8 @@ public record BenchOptions(
                               centrifugo (default: all of these); netty-floor (the TCP floor's
                               relay on Netty, in a JVM with IQ-Stream's flags: the JVM's floor);
                               and the Durable Streams servers,
-                              each run = a JSON stream: iqstream-durable (IQ-Stream's /v1/stream/),
+                              each run = a JSON stream: iqstream-durable (IQ-Stream's /v1/stream/,
+                              streams in memory), iqstream-durable-disk (on disk, --fsync batch),
                               electric-memory, electric-wal (Electric's Rust server 0.1.5,
                               --durability memory / its WAL), durable-node (the Node reference
                               server 0.3.7)

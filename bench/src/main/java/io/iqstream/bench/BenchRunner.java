@@ -339,6 +339,8 @@ public final class BenchRunner {
       // the Durable Streams servers, one driver for all (docs/BENCHMARK.md, "Durable Streams")
       case "iqstream-durable" -> IqStreamServer.durableStreams(IqStreamServer.defaultJar(repo), iqSetup,
           iqstreamJvmFlags(iqSetup));
+      case "iqstream-durable-disk" -> IqStreamServer.durableStreamsOnDisk(IqStreamServer.defaultJar(repo), iqSetup,
+          iqstreamJvmFlags(iqSetup));
       case "electric-memory" -> new ElectricServer(repo.resolve("bench/peers"), true);
       case "electric-wal" -> new ElectricServer(repo.resolve("bench/peers"), false);
       case "durable-node" -> new DurableNodeServer(repo.resolve("bench/peers"));

@@ -114,11 +114,14 @@ public final class IqStreamServer implements AutoCloseable {
         StreamStore store = openStore(config, context.workers(), acceptor, workerGroup, context);
         context.durableStreams(new DurableStreams(budget, metrics, context.workers(), config.maxRunBytes(), store));
         if (store != null) {
+            metrics.diskUsedBytes = store::usedBytes;
+            metrics.diskBudgetBytes = store::budgetBytes;
             try {
                 int n = context.durableStreams().recover(allocator);
-                LOG.info("durable streams on disk in {} (--fsync {}): {} recovered in {} ms", config.storage()
-                        .dataDir().toAbsolutePath(), store.fsync().name().toLowerCase(java.util.Locale.ROOT), n,
-                        metrics.durableRecoveryMs);
+                LOG.info("durable streams on disk in {} (--fsync {}, --disk-budget {} MiB, {} MiB used): {} "
+                        + "recovered in {} ms", config.storage().dataDir().toAbsolutePath(),
+                        store.fsync().name().toLowerCase(java.util.Locale.ROOT), store.budgetBytes() >> 20,
+                        store.usedBytes() >> 20, n, metrics.durableRecoveryMs);
             } catch (IOException e) {
                 abandon(context, null, null, acceptor, workerGroup);
                 throw StartupFailure.dataDir(e, config.storage().dataDir());
@@ -265,7 +268,8 @@ public final class IqStreamServer implements AutoCloseable {
             loops.add(workers.get(i).loop());
         }
         try {
-            return StreamStore.open(config.storage().dataDir(), FsyncPolicy.parse(config.storage().fsync()), loops);
+            return StreamStore.open(config.storage().dataDir(), FsyncPolicy.parse(config.storage().fsync()), loops,
+                    config.storage().diskBudgetBytes());
         } catch (IOException e) {
             abandon(context, null, null, acceptor, workerGroup);
             throw StartupFailure.dataDir(e, config.storage().dataDir());

@@ -32,6 +32,10 @@ public final class IqStreamServer extends ProcessServer {
   private final IqStreamSetup setup;
   private final List<String> jvmFlags;
   private final boolean durableStreams;
+  /** Durable streams on disk (row iqstream-durable-disk), else in memory. */
+  private final boolean onDisk;
+  /** This start's data directory. */
+  private Path dataDir;
   private int workers;
   private String transportInUse;
   private JvmHeap heap;
@@ -39,14 +43,16 @@ public final class IqStreamServer extends ProcessServer {
 
   /** IQ-Stream in {@code setup}, started with {@code jvmFlags} (the setup's, built by the runner). */
   public IqStreamServer(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
-    this(jar, setup, jvmFlags, false);
+    this(jar, setup, jvmFlags, false, false);
   }
 
-  private IqStreamServer(Path jar, IqStreamSetup setup, List<String> jvmFlags, boolean durableStreams) {
+  private IqStreamServer(Path jar, IqStreamSetup setup, List<String> jvmFlags, boolean durableStreams,
+      boolean onDisk) {
     this.jar = jar;
     this.setup = setup;
     this.jvmFlags = List.copyOf(jvmFlags);
     this.durableStreams = durableStreams;
+    this.onDisk = onDisk;
   }
 
   /**
@@ -54,7 +60,16 @@ public final class IqStreamServer extends ProcessServer {
    * API), row {@code iqstream-durable}: the same server, the protocol the Durable Streams peers speak.
    */
   public static IqStreamServer durableStreams(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
-    return new IqStreamServer(jar, setup, jvmFlags, true);
+    return new IqStreamServer(jar, setup, jvmFlags, true, false);
+  }
+
+  /**
+   * As {@link #durableStreams}, every stream on disk ({@code --durability disk}, {@code --fsync batch}, a fresh data
+   * directory under the system's temporary folder, removed after): row {@code iqstream-durable-disk}, beside
+   * Electric's WAL.
+   */
+  public static IqStreamServer durableStreamsOnDisk(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
+    return new IqStreamServer(jar, setup, jvmFlags, true, true);
   }
 
   public IqStreamSetup setup() {
@@ -75,7 +90,8 @@ public final class IqStreamServer extends ProcessServer {
 
   @Override
   public String name() {
-    return durableStreams ? setup.rowName().replaceFirst("^iqstream", "iqstream-durable") : setup.rowName();
+    return durableStreams ? setup.rowName().replaceFirst("^iqstream", onDisk ? "iqstream-durable-disk"
+        : "iqstream-durable") : setup.rowName();
   }
 
   /** Checks the jar and takes a private copy, so a rebuild during the bench cannot change it. */
@@ -102,6 +118,9 @@ public final class IqStreamServer extends ProcessServer {
     cmd.addAll(jvmFlags);
     cmd.addAll(List.of("-jar", jar.toString(), "serve", "--host", "127.0.0.1", "--port", "0",
         "--jwt-secret", jwtSecret, "--workers", Integer.toString(workers)));
+    // every start its own data directory: streams of an earlier start are never recovered into a measurement
+    dataDir = Files.createTempDirectory("iqstream-bench-data");
+    cmd.addAll(List.of("--durability", onDisk ? "disk" : "memory", "--data-dir", dataDir.toString()));
     cmd.addAll(setup.serverArgs());
     process = ServerProcess.start(cmd, placement, null, line -> LISTENING.matcher(line).find());
     String line = process.awaitReady(60_000);
@@ -189,6 +208,16 @@ public final class IqStreamServer extends ProcessServer {
       heap = null;
     }
     super.close();
+    if (dataDir != null) {
+      try (java.util.stream.Stream<Path> all = Files.walk(dataDir)) {
+        for (Path p : (Iterable<Path>) all.sorted(java.util.Comparator.reverseOrder())::iterator) {
+          Files.deleteIfExists(p);
+        }
+      } catch (java.io.IOException e) {
+        // a temporary folder: the system cleans it
+      }
+      dataDir = null;
+    }
   }
 
   @Override

@@ -210,7 +210,12 @@ public final class ConfigParser {
             throw bad(Flag.DATA_DIR, dir, "a directory");
         }
         try {
-            return new StorageSettings(durability.equals("disk"), java.nio.file.Path.of(dir), fsync);
+            String budget = get(v, Flag.DISK_BUDGET);
+            long diskBudget = budget.isEmpty() ? 0 : bytes(v, Flag.DISK_BUDGET);
+            if (!budget.isEmpty() && diskBudget < 64 * 1024) {
+                throw bad(Flag.DISK_BUDGET, budget, "at least 64k");
+            }
+            return new StorageSettings(durability.equals("disk"), java.nio.file.Path.of(dir), fsync, diskBudget);
         } catch (java.nio.file.InvalidPathException e) {
             throw bad(Flag.DATA_DIR, dir, "a directory");
         }

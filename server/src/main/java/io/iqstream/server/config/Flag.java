@@ -82,6 +82,9 @@ public enum Flag {
     FSYNC("fsync", "batch", "when an acknowledged write is flushed to the disk: batch (each batch of writes with one "
             + "flush per file: survives a crash of the machine), always (each write on its own), never (survives a "
             + "crash of the process, not of the machine)"),
+    DISK_BUDGET("disk-budget", "", "what durable streams' files may take in --data-dir (e.g. 20g); past it a new "
+            + "stream or an append is 507 and reads go on (default: what they take at start plus the file "
+            + "system's free space, less 5% of its size and at least 64 MiB)"),
     LOG_LEVEL("log-level", "info", "error, warn, info or debug (refused requests are logged at debug)");
 
     private final String name;

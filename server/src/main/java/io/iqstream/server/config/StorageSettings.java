@@ -11,8 +11,8 @@ import java.nio.file.Path;
  * @param dataDir {@code --data-dir}: the node's data directory (its own; locked while a server uses it)
  * @param fsync {@code --fsync}: {@code batch}, {@code always} or {@code never} (see
  *     {@code io.iqstream.server.storage.FsyncPolicy})
+ * @param diskBudgetBytes {@code --disk-budget}: what the streams' files may take; 0: from the file system at start
+ *     (what they take then, plus its free space less a margin)
  */
-public record StorageSettings(boolean onDisk, Path dataDir, String fsync) {
-    /** Durable streams in memory only (tests of other things; {@code --durability memory}). */
-    public static final StorageSettings MEMORY = new StorageSettings(false, Path.of("iqstream-data"), "batch");
+public record StorageSettings(boolean onDisk, Path dataDir, String fsync, long diskBudgetBytes) {
 }

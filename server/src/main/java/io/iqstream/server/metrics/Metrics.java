@@ -42,6 +42,9 @@ public final class Metrics {
     public final LongAdder durableStorageFailures = new LongAdder();
     public final LongAdder durableStreamsRecovered = new LongAdder();
     public final LongAdder durableRecoveryCutBytes = new LongAdder();
+    /** The storage layer's figures, set once at start under --durability disk. */
+    public volatile java.util.function.LongSupplier diskUsedBytes = () -> 0;
+    public volatile java.util.function.LongSupplier diskBudgetBytes = () -> 0;
     /** How long the last start's recovery of the data directory took, in milliseconds. */
     public volatile long durableRecoveryMs;
     /** Connections held on the main port (the admin port's are not counted). */
@@ -153,6 +156,10 @@ public final class Metrics {
         gauge(sb, "iqstream_durable_streams_active", "Durable streams held (/v1/stream/).",
                 durableStreamsActive.sum());
         counter(sb, "iqstream_durable_streams_created_total", "Durable streams created.", durableStreamsCreated.sum());
+        gauge(sb, "iqstream_disk_used_bytes", "Bytes durable streams' files take in --data-dir (0 under"
+                + " --durability memory).", diskUsedBytes.getAsLong());
+        gauge(sb, "iqstream_disk_budget_bytes", "What durable streams' files may take (--disk-budget; 0 under"
+                + " --durability memory).", diskBudgetBytes.getAsLong());
         counter(sb, "iqstream_durable_storage_failures_total", "Durable streams whose file refused a write (each then"
                 + " takes no write until a restart).", durableStorageFailures.sum());
         gauge(sb, "iqstream_durable_streams_recovered", "Durable streams recovered from the data directory at start.",

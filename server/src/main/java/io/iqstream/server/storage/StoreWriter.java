@@ -52,12 +52,15 @@ public final class StoreWriter implements AutoCloseable {
     private final Executor owner;
     private final LinkedBlockingQueue<Task> queue = new LinkedBlockingQueue<>();
     private final AtomicLong queuedBytes = new AtomicLong();
+    /** Bytes of every stream file of the node (shared by its writers). */
+    private final AtomicLong usedBytes;
     private final Thread thread;
     private volatile boolean running = true;
     private final Map<Path, FileChannel> open = new LinkedHashMap<>(16, 0.75f, true);
     private final Set<Path> broken = new HashSet<>();
 
-    StoreWriter(DataDirectory dir, FsyncPolicy fsync, Executor owner, String name) {
+    StoreWriter(DataDirectory dir, FsyncPolicy fsync, Executor owner, String name, AtomicLong usedBytes) {
+        this.usedBytes = usedBytes;
         this.dir = dir;
         this.fsync = fsync;
         this.owner = owner;
@@ -129,7 +132,11 @@ public final class StoreWriter implements AutoCloseable {
                 dirty.remove(t.file());
                 broken.remove(t.file());
                 try {
-                    directoryChanged |= Files.deleteIfExists(t.file());
+                    long size = Files.exists(t.file()) ? Files.size(t.file()) : 0;
+                    if (Files.deleteIfExists(t.file())) {
+                        directoryChanged = true;
+                        usedBytes.addAndGet(-size);
+                    }
                 } catch (IOException e) {
                     failed.put(t, e);
                 }
@@ -150,6 +157,7 @@ public final class StoreWriter implements AutoCloseable {
                     while (b.hasRemaining()) {
                         ch.write(b, ch.size());
                     }
+                    usedBytes.addAndGet(t.frame().length);
                     if (fsync == FsyncPolicy.ALWAYS) {
                         ch.force(false);
                     }

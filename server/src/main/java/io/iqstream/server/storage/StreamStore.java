@@ -1,11 +1,14 @@
 package io.iqstream.server.storage;
 
 import java.io.IOException;
+import java.nio.file.FileStore;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The storage layer of durable streams ({@code --durability disk}): the node's {@link DataDirectory} and one
@@ -19,18 +22,62 @@ public final class StreamStore implements AutoCloseable {
     private final FsyncPolicy fsync;
     private final Map<Executor, StoreWriter> writers = new IdentityHashMap<>();
 
-    private StreamStore(DataDirectory dir, FsyncPolicy fsync, List<? extends Executor> workerLoops) {
+    private final AtomicLong usedBytes;
+    private final long budgetBytes;
+
+    private StreamStore(DataDirectory dir, FsyncPolicy fsync, List<? extends Executor> workerLoops, long usedBytes,
+            long budgetBytes) {
         this.dir = dir;
         this.fsync = fsync;
+        this.usedBytes = new AtomicLong(usedBytes);
+        this.budgetBytes = budgetBytes;
         for (int i = 0; i < workerLoops.size(); i++) {
-            writers.put(workerLoops.get(i), new StoreWriter(dir, fsync, workerLoops.get(i), "iqstream-store-" + i));
+            writers.put(workerLoops.get(i), new StoreWriter(dir, fsync, workerLoops.get(i), "iqstream-store-" + i,
+                    this.usedBytes));
         }
     }
 
-    /** Opens and locks {@code root} (see {@link DataDirectory#open}) and starts a writer per worker loop. */
-    public static StreamStore open(Path root, FsyncPolicy fsync, List<? extends Executor> workerLoops)
-            throws IOException {
-        return new StreamStore(DataDirectory.open(root), fsync, workerLoops);
+    /**
+     * Opens and locks {@code root} (see {@link DataDirectory#open}) and starts a writer per worker loop. A
+     * {@code diskBudgetBytes} of 0 means: what the files take now plus the file system's free space, less a margin
+     * ({@link #MARGIN_SHARE} of its size, at least {@link #MIN_MARGIN_BYTES}).
+     */
+    public static StreamStore open(Path root, FsyncPolicy fsync, List<? extends Executor> workerLoops,
+            long diskBudgetBytes) throws IOException {
+        DataDirectory dir = DataDirectory.open(root);
+        try {
+            long used = dir.streamBytes();
+            long budget = diskBudgetBytes;
+            if (budget <= 0) {
+                FileStore fs = Files.getFileStore(root);
+                long margin = Math.max(MIN_MARGIN_BYTES, (long) (fs.getTotalSpace() * MARGIN_SHARE));
+                budget = Math.max(0, used + fs.getUsableSpace() - margin);
+            }
+            return new StreamStore(dir, fsync, workerLoops, used, budget);
+        } catch (IOException | RuntimeException e) {
+            dir.close();
+            throw e;
+        }
+    }
+
+    /** The share of the file system kept free by the default disk budget. */
+    public static final double MARGIN_SHARE = 0.05;
+    /** The least the default disk budget keeps free. */
+    public static final long MIN_MARGIN_BYTES = 64L << 20;
+
+    /** Bytes the stream files take now (written, not counting what is queued). */
+    public long usedBytes() {
+        return usedBytes.get();
+    }
+
+    /** What the stream files may take ({@code --disk-budget}). */
+    public long budgetBytes() {
+        return budgetBytes;
+    }
+
+    /** Whether the stream files have reached the disk budget: new streams and appends are refused (507). */
+    public boolean isFull() {
+        return usedBytes.get() >= budgetBytes;
     }
 
     public DataDirectory directory() {

@@ -75,6 +75,20 @@ public final class DurableStreams {
 
     // ---- storage --------------------------------------------------------------------------------------------
 
+    /** Whether the stream files have reached --disk-budget: a new stream or an append is then 507. */
+    boolean diskFull() {
+        return store != null && store.isFull();
+    }
+
+    /** Bytes the stream files take, and what they may take ({@code --disk-budget}); 0 and 0 in memory mode. */
+    public long diskUsedBytes() {
+        return store == null ? 0 : store.usedBytes();
+    }
+
+    public long diskBudgetBytes() {
+        return store == null ? 0 : store.budgetBytes();
+    }
+
     /** Whether the writer of {@code path}'s worker has room for another record (else 503). On that worker. */
     boolean storeHasRoom(String path) {
         return store == null || store.writer(ownerOf(path)).queuedBytes() < StoreWriter.MAX_QUEUED_BYTES;

@@ -251,6 +251,13 @@ public final class StreamExchange implements StreamAnswer {
         }
         // its bookkeeping first: the strings a client chose (the path up to the request line's 8 KiB) are heap
         long bookkeeping = DurableStreams.bookkeepingBytes(path, contentType, expiresAt);
+        if (streams.diskFull()) {
+            release(prefix);
+            release(initial);
+            letGo(parent);
+            reply.diskFull();
+            return;
+        }
         if (!streams.storeHasRoom(path) || !streams.admit(bookkeeping)) {
             release(prefix);
             release(initial);
@@ -436,6 +443,10 @@ public final class StreamExchange implements StreamAnswer {
         }
         if (!streams.storeHasRoom(path)) {
             overBudget();
+            return;
+        }
+        if (body.isReadable() && streams.diskFull()) {
+            reply.diskFull(); // a close-only append still goes: its record is a few bytes, and it ends the stream
             return;
         }
         if (body.isReadable()) {

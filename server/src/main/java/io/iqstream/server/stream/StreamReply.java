@@ -84,6 +84,12 @@ final class StreamReply {
         send(r);
     }
 
+    /** The stream files have reached {@code --disk-budget}: 507; reads go on, DELETE and expiry give space back. */
+    void diskFull() {
+        send(response(HttpResponseStatus.INSUFFICIENT_STORAGE, "the streams' disk budget is full (--disk-budget): "
+                + "nothing was stored; deleting or expiring streams gives space back"));
+    }
+
     void refuse(HttpResponseStatus status, String message) {
         send(response(status, message));
     }

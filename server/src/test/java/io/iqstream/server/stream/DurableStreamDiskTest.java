@@ -227,6 +227,37 @@ class DurableStreamDiskTest {
         }
     }
 
+    /** Past --disk-budget a new stream and an append are 507, reads go on, and a DELETE gives the space back. */
+    @Test
+    void pastTheDiskBudgetWritesAre507AndADeleteGivesSpaceBack(@TempDir Path dir) throws Exception {
+        LaunchedServer server = start(dir, "--disk-budget", "256k");
+        try {
+            String base = server.base() + "/v1/stream/budget/";
+            assertEquals(201, send("PUT", base + "a", null, "Content-Type", TEXT).statusCode());
+            String chunk = "d".repeat(16 * 1024);
+            int stored = 0;
+            HttpResponse<String> r;
+            while ((r = send("POST", base + "a", chunk, "Content-Type", TEXT)).statusCode() == 204) {
+                stored++;
+                assertTrue(stored < 64, "a 256 KiB budget took 1 MiB");
+            }
+            assertEquals(507, r.statusCode(), r.body());
+            assertTrue(r.body().contains("--disk-budget"), r.body());
+            assertTrue(stored >= 14 && stored <= 17, stored + " appends of 16 KiB within 256 KiB (one may pass it)");
+            assertEquals(507, send("PUT", base + "b", null, "Content-Type", TEXT).statusCode(), "no new stream");
+            assertEquals(chunk.repeat(stored), readAll(base + "a"), "reads go on");
+            String metrics = send("GET", server.base() + "/metrics", null).body();
+            assertTrue(metrics.contains("\niqstream_disk_budget_bytes 262144\n"), metrics);
+            assertEquals(204, send("DELETE", base + "a", null).statusCode());
+            assertTrue(send("GET", server.base() + "/metrics", null).body().contains("\niqstream_disk_used_bytes 0\n"),
+                    "the file's space given back");
+            assertEquals(201, send("PUT", base + "b", null, "Content-Type", TEXT).statusCode());
+            assertEquals(204, send("POST", base + "b", chunk, "Content-Type", TEXT).statusCode());
+        } finally {
+            server.close();
+        }
+    }
+
     /** The last stream file cut at random offsets inside its last record: the stream is served up to it. */
     @Test
     void aTornTailIsCutAndTheWholeRecordsServed(@TempDir Path dir) throws Exception {
