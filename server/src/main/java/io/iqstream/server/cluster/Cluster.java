@@ -70,7 +70,7 @@ public final class Cluster implements AutoCloseable {
     static final long AWAIT_POLL_MS = 200;
 
     private Cluster(Membership membership, PeerAuth auth, PeerChannels peers, HttpReplies replies,
-            ClusterMetrics metrics, long awaitRunMs) {
+            ClusterMetrics metrics, long awaitRunMs, boolean streamsOnDisk) {
         this.awaitRunMs = awaitRunMs;
         this.awaitRunNanos = TimeUnit.MILLISECONDS.toNanos(awaitRunMs);
         this.membership = membership;
@@ -79,7 +79,7 @@ public final class Cluster implements AutoCloseable {
         this.replies = replies;
         this.metrics = metrics;
         this.requests = new PeerRequests(membership, auth);
-        this.locator = new Locator(membership, requests);
+        this.locator = new Locator(membership, requests, streamsOnDisk);
         this.listings = new ThreadListingPeers(membership, requests);
     }
 
@@ -94,7 +94,8 @@ public final class Cluster implements AutoCloseable {
         Membership membership = new Membership(self, config.peers(), auth, metrics.cluster);
         LOG.info("cluster: this node is {}, peers {}", self, config.peers());
         return new Cluster(membership, auth,
-                new PeerChannels(transportName, metrics.cluster), replies, metrics.cluster, config.awaitRunMs());
+                new PeerChannels(transportName, metrics.cluster), replies, metrics.cluster, config.awaitRunMs(),
+                config.storage().onDisk());
     }
 
     /** Starts watching the members; call once this node's listener is bound (it probes itself as well). */

@@ -25,7 +25,14 @@ import java.util.function.BiConsumer;
  *     and none said yes: {@link #UNKNOWN}, answered 503 so the client retries — never a guess, so a run or a
  *     stream is never created a second time beside a node that holds it and is slow to answer.</li>
  * </ol>
- * Asking every member, not only the owner under this node's view, is what keeps runs and streams whole when views
+ * <p><b>A node that is down is not a node that is gone</b> when durable streams are on disk
+ * ({@code --durability disk}): a member of {@code --peers} that does not answer (its process stopped or died) will
+ * come back with its streams. So while any member is down, a stream that no live member holds is
+ * {@link #UNKNOWN} (503, retry) — a read, an append, and a creation too: the node that is down may hold that path,
+ * and creating it elsewhere would leave two copies when it comes back. A node retired for good is taken out of
+ * {@code --peers}. Runs, kept in memory, are looked up as before.
+ *
+ * <p>Asking every member, not only the owner under this node's view, is what keeps runs and streams whole when views
  * disagree or change (a node that joined, dropped, or came back): whichever node one was created on, every node
  * finds it there, for as long as that node answers. A lookup costs one small request per other member, once per
  * key per loop (then cached), never per event.
@@ -43,6 +50,8 @@ final class Locator {
 
     private final Membership membership;
     private final PeerRequests requests;
+    /** Durable streams are on disk: a member that is down may hold any of them. */
+    private final boolean streamsOnDisk;
     private final ThreadLocal<LinkedHashMap<String, Member>> cache = ThreadLocal.withInitial(
             () -> new LinkedHashMap<>(256, 0.75f, true) {
                 @Override
@@ -51,10 +60,18 @@ final class Locator {
                 }
             });
 
-    Locator(Membership membership, PeerRequests requests) {
+    Locator(Membership membership, PeerRequests requests, boolean streamsOnDisk) {
         this.membership = membership;
         this.requests = requests;
+        this.streamsOnDisk = streamsOnDisk;
     }
+
+    /** Whether a member that is down may hold {@code key}: a stream's path, on disk, while one is down. */
+    private boolean downMayHold(String key, Membership.View v) {
+        return streamsOnDisk && !v.down().isEmpty() && key.startsWith(STREAM_PREFIX);
+    }
+
+    private static final String STREAM_PREFIX = "/v1/stream/";
 
     /** The decision for a key not held here: a member, {@code self} (serve here), or null (ask {@link #lookup}). */
     Member quick(String key) {
@@ -63,7 +80,7 @@ final class Locator {
         if (cached != null && v.alive().contains(cached)) {
             return cached;
         }
-        return v.alive().size() <= 1 && v.forNewRuns().size() <= 1 ? v.self() : null;
+        return v.alive().size() <= 1 && v.forNewRuns().size() <= 1 && !downMayHold(key, v) ? v.self() : null;
     }
 
     /** Forgets where {@code key} was found (its node no longer holds it). On the loop that looked it up. */
@@ -90,8 +107,9 @@ final class Locator {
                 ask.add(m);
             }
         }
+        boolean downMayHold = downMayHold(key, v);
         if (ask.isEmpty()) {
-            loop.execute(() -> found.accept(fallback, false));
+            loop.execute(() -> found.accept(downMayHold ? UNKNOWN : fallback, false));
             return;
         }
         List<String> headers = new ArrayList<>(authHeaders);
@@ -120,7 +138,7 @@ final class Locator {
                     }
                 }
                 if (remaining.decrementAndGet() == 0 && decided.compareAndSet(false, true)) {
-                    Member outcome = uncertain.get() ? UNKNOWN : fallback;
+                    Member outcome = uncertain.get() || downMayHold ? UNKNOWN : fallback;
                     loop.execute(() -> found.accept(outcome, false));
                 }
             });

@@ -71,7 +71,12 @@ public final class Membership implements AutoCloseable {
     private static final int MISSED = -1;
 
     /** One published state of the cluster: {@code suspected} are alive members that missed their latest probes. */
-    public record View(Member self, List<Member> ready, Set<Member> alive, Set<Member> suspected) {
+    /**
+     * One probe round's view. {@code down}: members of {@code --peers} (as resolved now) that proved nothing and
+     * answered nothing — stopped or dead, and perhaps coming back ({@link Locator}: with streams on disk, what no
+     * live member holds may be theirs).
+     */
+    public record View(Member self, List<Member> ready, Set<Member> alive, Set<Member> suspected, Set<Member> down) {
         /** The members that may take a new run: the ready ones, or the alive ones if none is ready. */
         public List<Member> forNewRuns() {
             return ready.isEmpty() ? new ArrayList<>(alive) : ready;
@@ -117,7 +122,7 @@ public final class Membership implements AutoCloseable {
         this.auth = auth;
         this.peers = List.copyOf(peers);
         this.metrics = metrics;
-        this.view = new View(self, List.of(self), Set.of(self), Set.of());
+        this.view = new View(self, List.of(self), Set.of(self), Set.of(), Set.of());
         metrics.members(1, 1, 0);
         this.http = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(1000)).build();
         this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -269,7 +274,11 @@ public final class Membership implements AutoCloseable {
         refusals.keySet().retainAll(members);
         answeredAtNanos.keySet().retainAll(members);
         peerViews.keySet().retainAll(alive);
-        publish(ready, alive, suspected, definitive);
+        Set<Member> down = new TreeSet<>(members);
+        down.removeAll(alive);
+        down.removeAll(unproven);
+        down.remove(self);
+        publish(ready, alive, suspected, down, definitive);
     }
     /** A refusal only when the connection was refused; a timeout (connecting or answering) is a miss. */
     private static int failure(Throwable e) {
@@ -285,12 +294,13 @@ public final class Membership implements AutoCloseable {
     }
 
     /** Publishes a new view if it differs and counts the peers that disagree. Scheduler thread only. */
-    private void publish(List<Member> readyIn, Set<Member> aliveIn, Set<Member> suspected, boolean definitive) {
+    private void publish(List<Member> readyIn, Set<Member> aliveIn, Set<Member> suspected, Set<Member> down,
+            boolean definitive) {
         List<Member> ready = new ArrayList<>(readyIn);
         ready.sort(null);
         View old = view;
         settled |= definitive;
-        View next = new View(self, List.copyOf(ready), Set.copyOf(aliveIn), Set.copyOf(suspected));
+        View next = new View(self, List.copyOf(ready), Set.copyOf(aliveIn), Set.copyOf(suspected), Set.copyOf(down));
         int differ = 0;
         for (String v : peerViews.values()) {
             if (!v.equals(next.readyKeys())) {
@@ -304,7 +314,7 @@ public final class Membership implements AutoCloseable {
             LOG.info("cluster: suspected (missed probes, kept) {}", new TreeSet<>(suspected));
         }
         if (old.ready().equals(next.ready()) && old.alive().equals(next.alive())) {
-            if (!old.suspected().equals(next.suspected())) {
+            if (!old.suspected().equals(next.suspected()) || !old.down().equals(next.down())) {
                 view = next;
             }
             return;
