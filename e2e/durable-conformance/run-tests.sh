@@ -43,8 +43,12 @@ summary() { # report.json -> "passed failed skipped total", and the failing test
 }
 
 status=0
+# vitest exits non-zero when a test fails; the report says which. A report left by an earlier run is removed first,
+# and a run that wrote none fails: never a stale report read as this run's
+rm -f iqstream-report.json reference-report.json
 CONFORMANCE_TEST_URL="http://127.0.0.1:$port" npx vitest run --reporter=dot --reporter=json \
   --outputFile.json=iqstream-report.json >iqstream-run.log 2>&1 || true
+[ -s iqstream-report.json ] || { echo "durable: FAIL: vitest wrote no report" >&2; tail -60 iqstream-run.log >&2; exit 1; }
 read -r passed failed skipped total < <(summary "$PWD/iqstream-report.json")
 echo "durable: IQ-Stream passed $passed of $((total - skipped)) conformance tests ($failed failed, $skipped skipped: subscriptions)"
 if [ "$passed" -lt "$EXPECTED_PASS" ] || [ "$failed" -gt 0 ]; then
@@ -58,6 +62,7 @@ if grep -q 'LEAK:' "$log"; then echo "durable: FAIL: the server reported a leake
 
 if [ "${DURABLE_SKIP_REFERENCE:-}" != 1 ]; then
   npx vitest run --reporter=dot --reporter=json --outputFile.json=reference-report.json >reference-run.log 2>&1 || true
+  [ -s reference-report.json ] || { echo "durable: FAIL: vitest wrote no report for the reference" >&2; exit 1; }
   read -r rpassed rfailed rskipped rtotal < <(summary "$PWD/reference-report.json")
   echo "durable: the reference server (@durable-streams/server) passed $rpassed of $((rtotal - rskipped)) ($rfailed failed)"
 fi
