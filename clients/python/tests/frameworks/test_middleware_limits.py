@@ -118,10 +118,10 @@ class MiddlewareLimitsTest(unittest.IsolatedAsyncioTestCase):
         instance, middleware = await self.serve(agent_app(calls), max_runs=1)
         first = asyncio.ensure_future(post_run(f"{instance.url}/agent", run_input()))
         for _ in range(1000):
-            if middleware.runs:
+            if calls.calls == 1:
                 break
             await asyncio.sleep(0.02)
-        self.assertEqual(len(middleware.runs), 1, "the first run is being driven")
+        self.assertEqual((calls.calls, len(middleware.runs)), (1, 1), "the first run is being driven by the app")
         refused = await post(f"{instance.url}/agent", run_input())
         self.assert_error(refused, 503, "too_many_runs")
         self.assertEqual(refused.headers.get("retry-after"), "1")
