@@ -31,6 +31,9 @@
 # reported as skipped, never as passed, and the last line names every skip. Under CI=true a skip fails the run
 # unless that suite is declared skippable on that machine: IQSTREAM_TEST_SKIPPABLE=dist,image (a comma list of
 # suite names, set in that runner's environment). Any other non-zero exit is a failure.
+# The same holds inside the maven suite: a JUnit test that skips itself names the machine fact it needs
+# (MachineFact.assume: epoll, io_uring, listen_queue_drops, thread_allocation), and under CI=true it fails unless
+# IQSTREAM_TEST_SKIPPABLE names that fact too (server/src/test/.../SkipCheckExtension.java).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"

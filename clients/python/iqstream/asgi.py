@@ -125,10 +125,10 @@ class ResumableAGUI:
         if scope["type"] != "http" or scope["method"] != "POST" or not self._may_be_agui(scope):
             await self.app(scope, receive, send)
             return
-        body, complete = await _read_body(receive, self.max_body_bytes)
+        body, complete, more = await _read_body(receive, self.max_body_bytes)
         if not complete:
             if self.paths is None:  # not known to be an endpoint of ours: the app decides about a large body
-                await self.app(scope, _replay(body, receive, partial=True), send)
+                await self.app(scope, _replay(body, receive, partial=more), send)
             else:
                 await _answer_error(send, 413, "body_too_large",
                                     f"a RunAgentInput over {self.max_body_bytes} bytes (max_body_bytes)")
@@ -419,21 +419,23 @@ def _header(scope: Scope, name: bytes) -> Optional[str]:
     return None
 
 
-async def _read_body(receive: Receive, limit_bytes: int) -> tuple[bytes, bool]:
-    """The request body; (bytes read, False) once it passes ``limit_bytes``."""
+async def _read_body(receive: Receive, limit_bytes: int) -> tuple[bytes, bool, bool]:
+    """The request body: (bytes read, whether they are all of it within ``limit_bytes``, whether more is to come).
+    Reading stops once it passes the limit; a body over it that came whole is not followed by more."""
     parts: list[bytes] = []
     total = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            return b"".join(parts), True
+            return b"".join(parts), True, False
         chunk = message.get("body") or b""
         parts.append(chunk)
         total += len(chunk)
+        more = bool(message.get("more_body", False))
         if total > limit_bytes:
-            return b"".join(parts), False
-        if not message.get("more_body", False):
-            return b"".join(parts), True
+            return b"".join(parts), False, more
+        if not more:
+            return b"".join(parts), True, False
 
 
 def _replay(body: bytes, receive: Receive, partial: bool = False) -> Receive:

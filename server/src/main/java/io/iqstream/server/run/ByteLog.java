@@ -2,6 +2,7 @@ package io.iqstream.server.run;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -171,7 +172,21 @@ public final class ByteLog {
 
     private int newSegmentBytes(int length) {
         long grown = Math.max(MIN_SEGMENT_BYTES, Math.min(MAX_SEGMENT_BYTES, segmentBytes));
-        return (int) Math.max(length, grown);
+        return sizeClass((int) Math.max(length, grown));
+    }
+
+    /**
+     * {@code size} rounded up to the pooled allocator's size class, the buffer the pool cuts for it (16 B steps to
+     * 128 B, then four steps per doubling: 16,385 B is 20,480), so a segment is asked, held and charged at what it
+     * takes; above the chunk size (unpooled) or from another allocator, the size itself.
+     */
+    private int sizeClass(int size) {
+        if (!(allocator instanceof PooledByteBufAllocator pooled) || size > pooled.metric().chunkSize()) {
+            return size;
+        }
+        int log2 = 31 - Integer.numberOfLeadingZeros((size << 1) - 1);
+        int step = 1 << (log2 < 7 ? 4 : log2 - 3);
+        return (size + step - 1) & -step;
     }
 
     /**

@@ -2,9 +2,9 @@ package io.iqstream.server.worker;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.iqstream.server.testing.Http;
+import io.iqstream.server.testing.MachineFact;
 import io.iqstream.server.testing.SseClient;
 import io.iqstream.server.testing.TestServer;
 import io.iqstream.server.testing.Tokens;
@@ -25,10 +25,10 @@ class TransportTest {
     @ValueSource(strings = {"epoll", "io_uring", "nio"})
     void relaysAndMovesConnectionsOn(String transport) throws Exception {
         if (transport.equals("epoll")) {
-            assumeTrue(Epoll.isAvailable(), () -> "epoll unavailable here: " + Epoll.unavailabilityCause());
+            MachineFact.assume("epoll", Epoll.isAvailable(), () -> "epoll unavailable here: " + Epoll.unavailabilityCause());
         }
         if (transport.equals("io_uring")) {
-            assumeTrue(IoUring.isAvailable(), () -> "io_uring unavailable here: " + IoUring.unavailabilityCause());
+            MachineFact.assume("io_uring", IoUring.isAvailable(), () -> "io_uring unavailable here: " + IoUring.unavailabilityCause());
         }
         try (TestServer server = TestServer.start("--transport", transport, "--workers", "3")) {
             assertEquals(transport, server.server().transportName());
