@@ -28,8 +28,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <ul>
  *   <li>A message never straddles two segments: one that does not fit in the last segment's room starts a new one,
  *       of {@link #MIN_SEGMENT_BYTES} up to {@link #MAX_SEGMENT_BYTES} (doubling with what the log holds), or of the
- *       message's own size when larger. A segment is cut at the size asked (its maximum capacity), and charged at
- *       that size, as a run log's live segments are; the pool may round it up to its size class.</li>
+ *       message's own size when larger, rounded up to the pool's size class: a segment is asked, held and charged
+ *       at what the pool cuts for it.</li>
  *   <li>Bytes once written never change, and everything a reader needs is published through volatile fields (the
  *       table before the counts), so a read on another thread sees whole messages only. Reads hand out slices of
  *       the segments (never copies); a slice that outlives the call is retained by its taker.</li>
