@@ -1,6 +1,7 @@
 package io.iqstream.server.cluster;
 
 import static io.iqstream.server.testing.DurableHttp.bearer;
+import static io.iqstream.server.testing.DurableHttp.readAll;
 import static io.iqstream.server.testing.DurableHttp.send;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -162,7 +163,7 @@ class ClusterDurableRestartTest {
         assertTrue(wrong.isEmpty(), "only 200, 204 or 503: " + wrong);
         for (int w = 0; w < 3; w++) {
             for (LaunchedServer via : nodes) {
-                String body = readAll(via.base() + paths[w]);
+                String body = readAll(via.base() + paths[w], bearer(token));
                 Matcher m = MESSAGE.matcher(body);
                 long expected = 0;
                 int end = 0;
@@ -186,17 +187,4 @@ class ClusterDurableRestartTest {
         assertTrue(unavailable.get() > 0, "the writers met a node that was down (503) and went on");
     }
 
-    private String readAll(String url) throws Exception {
-        StringBuilder all = new StringBuilder();
-        String offset = "-1";
-        while (true) {
-            HttpResponse<String> r = send("GET", url + "?offset=" + offset, null, bearer(token));
-            assertEquals(200, r.statusCode(), r.body());
-            all.append(r.body());
-            offset = r.headers().firstValue("Stream-Next-Offset").orElseThrow();
-            if (r.headers().firstValue("Stream-Up-To-Date").isPresent()) {
-                return all.toString();
-            }
-        }
-    }
 }

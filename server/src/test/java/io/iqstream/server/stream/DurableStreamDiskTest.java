@@ -1,5 +1,6 @@
 package io.iqstream.server.stream;
 
+import static io.iqstream.server.testing.DurableHttp.readAll;
 import static io.iqstream.server.testing.DurableHttp.send;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -32,20 +33,6 @@ class DurableStreamDiskTest {
     private static final String TEXT = "text/plain";
     private static final Pattern MESSAGE = Pattern.compile("w(\\d+)-(\\d+);");
 
-    /** The whole stream, page after page (a catch-up answer holds at most 256 KiB). */
-    static String readAll(String url) throws Exception {
-        StringBuilder all = new StringBuilder();
-        String offset = "-1";
-        while (true) {
-            HttpResponse<String> r = send("GET", url + "?offset=" + offset, null);
-            assertEquals(200, r.statusCode(), r.body());
-            all.append(r.body());
-            offset = r.headers().firstValue("Stream-Next-Offset").orElseThrow();
-            if (r.headers().firstValue("Stream-Up-To-Date").isPresent()) {
-                return all.toString();
-            }
-        }
-    }
 
     private static LaunchedServer start(Path dir, String... more) throws IOException {
         List<String> flags = new ArrayList<>(List.of("--durability", "disk", "--data-dir", dir.toString(),

@@ -28,6 +28,26 @@ public final class DurableHttp {
         return CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
+    /**
+     * A stream's whole content, page after page from offset -1 until {@code Stream-Up-To-Date} (a catch-up answer
+     * holds at most 256 KiB); each page must be 200.
+     */
+    public static String readAll(String url, String... headers) throws IOException, InterruptedException {
+        StringBuilder all = new StringBuilder();
+        String offset = "-1";
+        while (true) {
+            HttpResponse<String> r = send("GET", url + "?offset=" + offset, null, headers);
+            if (r.statusCode() != 200) {
+                throw new AssertionError("GET " + url + "?offset=" + offset + ": " + r.statusCode() + " " + r.body());
+            }
+            all.append(r.body());
+            offset = r.headers().firstValue("Stream-Next-Offset").orElseThrow();
+            if (r.headers().firstValue("Stream-Up-To-Date").isPresent()) {
+                return all.toString();
+            }
+        }
+    }
+
     /** A GET whose body is read line by line as it arrives (an SSE read). */
     public static HttpResponse<Stream<String>> lines(String url, String... headers)
             throws IOException, InterruptedException {
