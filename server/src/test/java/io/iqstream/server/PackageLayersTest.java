@@ -77,6 +77,18 @@ class PackageLayersTest {
         }
     }
 
+    /**
+     * The storage layer sits below the run log layer and the protocols: it keeps records in files and names none of
+     * {@code run}, {@code stream}, {@code ingest}, {@code sse}, {@code cluster} or {@code http}.
+     */
+    @Test
+    void theStorageLayerNamesNothingAboveIt() throws IOException {
+        assertEquals(List.of(), namesAbove(MAIN.resolve("storage"), ABOVE_STORAGE));
+    }
+
+    private static final Set<String> ABOVE_STORAGE = Set.of("run", "stream", "ingest", "sse", "cluster", "http",
+            "worker", "admission");
+
     /** Each file under {@code dir} that names a package of {@code above}, as "file names package". */
     private static List<String> namesAbove(Path dir, Set<String> above) throws IOException {
         List<String> wrong = new ArrayList<>();
