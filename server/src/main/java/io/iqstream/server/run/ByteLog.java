@@ -121,8 +121,8 @@ public final class ByteLog {
      * on the disk, when the stream is stored there). Owner only; {@code messages} never goes down.
      */
     public void commit(int messages) {
-        if (messages <= count) {
-            return;
+        if (released || messages <= count) {
+            return; // a stream freed while its last records were on their way to the disk: nothing to show
         }
         long end = table.ends[messages - 1];
         tail = end;

@@ -29,7 +29,7 @@ import org.slf4j.LoggerFactory;
  * <p>A file whose write or flush failed is cut back to where it was and refused from then on (fail-stop: after a
  * failed flush, what the kernel holds cannot be trusted), until it is removed; every later record for it fails
  * too, so a file never holds a record after a hole. Queued bytes are bounded ({@link #MAX_QUEUED_BYTES}): past it,
- * {@link #append} says no and the request gets 503.
+ * {@link #hasRoom} says no and the request gets 503 (a request's own records may pass it by their size).
  *
  * <p>The queue is the one cross-thread hand-off; each other field is this writer's thread's own.
  */
@@ -69,15 +69,20 @@ public final class StoreWriter implements AutoCloseable {
         this.thread.start();
     }
 
-    /** Queues a record for {@code key}'s file; false (nothing queued) when the queue is full. Worker thread. */
-    public boolean append(String key, byte[] payload, Outcome outcome) {
+    /**
+     * Queues a record for {@code key}'s file; its outcome always comes. Worker thread. The caller asks
+     * {@link #hasRoom} first: a queue past {@link #MAX_QUEUED_BYTES} is refused there (503), not here, so a record
+     * of a change already made in memory is never dropped.
+     */
+    public void append(String key, byte[] payload, Outcome outcome) {
         byte[] frame = RecordFile.frame(payload);
-        if (queuedBytes.addAndGet(frame.length) > MAX_QUEUED_BYTES) {
-            queuedBytes.addAndGet(-frame.length);
-            return false;
-        }
+        queuedBytes.addAndGet(frame.length);
         queue.add(new Task(dir.streamFile(key), frame, false, outcome));
-        return true;
+    }
+
+    /** Whether the queue takes another request's records (below {@link #MAX_QUEUED_BYTES}). */
+    public boolean hasRoom() {
+        return queuedBytes.get() < MAX_QUEUED_BYTES;
     }
 
     /** Queues the removal of {@code key}'s file (after every record queued before it). Worker thread. */

@@ -3,7 +3,6 @@ package io.iqstream.server.stream;
 import io.iqstream.server.admission.MemoryBudget;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.run.ByteLog;
-import io.iqstream.server.storage.StoreWriter;
 import io.iqstream.server.storage.StreamStore;
 import io.iqstream.server.worker.Workers;
 import java.io.IOException;
@@ -91,7 +90,7 @@ public final class DurableStreams {
 
     /** Whether the writer of {@code path}'s worker has room for another record (else 503). On that worker. */
     boolean storeHasRoom(String path) {
-        return store == null || store.writer(ownerOf(path)).queuedBytes() < StoreWriter.MAX_QUEUED_BYTES;
+        return store == null || store.writer(ownerOf(path)).hasRoom();
     }
 
     /** {@link #persist} of each record in turn, {@code applied} once the last is durable (at once when none). */
