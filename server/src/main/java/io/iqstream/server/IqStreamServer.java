@@ -13,6 +13,7 @@ import io.iqstream.server.http.ConnectionSlots;
 import io.iqstream.server.http.IqStreamInitializer;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.storage.FsyncPolicy;
+import io.iqstream.server.storage.StoreWriter;
 import io.iqstream.server.storage.StreamStore;
 import io.iqstream.server.stream.DurableStreams;
 import io.iqstream.server.metrics.RefusalSummary;
@@ -129,7 +130,8 @@ public final class IqStreamServer implements AutoCloseable {
         }
         context.durableStreams().startSweeps();
         int maxConnections = config.maxConnections() > 0 ? config.maxConnections()
-                : ConnectionSlots.defaultMax(config.workers() + 1, AdminInitializer.MAX_CONNECTIONS);
+                : ConnectionSlots.defaultMax(config.workers() + 1, AdminInitializer.MAX_CONNECTIONS
+                        + (store == null ? 0 : config.workers() * StoreWriter.MAX_OPEN_FILES));
         ConnectionSlots connections = new ConnectionSlots(maxConnections, metrics.connectionsOpen,
                 metrics.connectionsRefusedMax);
         // bound at once (a port in use fails the start now), but accepting only after the warm-up: until then a

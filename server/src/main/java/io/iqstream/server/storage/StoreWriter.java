@@ -37,8 +37,11 @@ public final class StoreWriter implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(StoreWriter.class);
     /** Records queued and not yet written may hold at most this many bytes per worker. */
     public static final long MAX_QUEUED_BYTES = 64L << 20;
-    /** Files kept open per writer; past it the least recently written is closed. */
-    static final int MAX_OPEN_FILES = 256;
+    /**
+     * Files kept open per writer; past it the least recently written is closed. The main port's default connection
+     * cap leaves these descriptors free.
+     */
+    public static final int MAX_OPEN_FILES = 64;
 
     /** What happened to a queued task; called on the worker's loop. {@code failure} null: done (durable). */
     public interface Outcome {
