@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A data directory on a full file system: a 1 MiB tmpfs mounted for the test (the test runs as root, as CI does;
- * mounting is the machine fact it needs). Appends fill it until the kernel says ENOSPC: that write is {@code 507}
+ * mounting is the machine fact it needs), with a {@code --disk-budget} larger than it, so that the kernel's ENOSPC
+ * is what stops the writes (the default budget would refuse them first, 507 too, tested in DurableStreamDiskTest). Appends fill it until the kernel says ENOSPC: that write is {@code 507}
  * and not stored, everything acknowledged before is read back whole, the stream takes no more writes, the process
  * goes on serving; deleting the stream gives the space back, and after a SIGKILL every acknowledged byte is there.
  */
@@ -45,7 +46,7 @@ class DurableStreamFullDiskTest {
     void aFullDiskIs507AndLosesNothingAcknowledged() throws Exception {
         Path data = mount.resolve("data");
         LaunchedServer server = LaunchedServer.start("--durability", "disk", "--data-dir", data.toString(),
-                "--durable-streams-open", "true");
+                "--durable-streams-open", "true", "--disk-budget", "64m");
         String base = server.base() + "/v1/stream/full/";
         StringBuilder acked = new StringBuilder();
         HttpResponse<String> r;
@@ -76,7 +77,7 @@ class DurableStreamFullDiskTest {
             assertEquals(204, send("POST", base + "b", "x".repeat(64 * 1024), "Content-Type", TEXT).statusCode());
             server.sigkill();
             server = LaunchedServer.start("--durability", "disk", "--data-dir", data.toString(),
-                    "--durable-streams-open", "true");
+                    "--durable-streams-open", "true", "--disk-budget", "64m");
             base = server.base() + "/v1/stream/full/";
             assertEquals("kept" + "x".repeat(64 * 1024), readAll(base + "b"));
             assertEquals(404, send("GET", base + "a?offset=-1", null).statusCode());
