@@ -45,6 +45,7 @@ public final class RequestScopeHandler extends ChannelDuplexHandler {
 
     static final TextMapGetter<HttpHeaders> GETTER = new TextMapGetter<>() {
         @Override
+        @SuppressWarnings("deprecation") // still abstract in the API; the propagators here read by name
         public Iterable<String> keys(HttpHeaders carrier) {
             return carrier.names();
         }
@@ -95,9 +96,13 @@ public final class RequestScopeHandler extends ChannelDuplexHandler {
         }
         LogScope before = LogScope.enter(reading.runId(), reading.streamPath());
         Span span = reading.span();
-        try (Scope ignored = span == null ? null : span.makeCurrent()) {
+        Scope scope = span == null ? null : span.makeCurrent();
+        try {
             ctx.fireChannelRead(msg);
         } finally {
+            if (scope != null) {
+                scope.close();
+            }
             LogScope.restore(before);
         }
     }
