@@ -7,6 +7,9 @@
 # paranoid and copies what it prints into IQSTREAM_LEAK_LOG; the suite ends with `iqstream_check_leaks`,
 # which fails on a `LEAK:` line there. (A leak is reported when the garbage collector finds the lost buffer
 # while the server still runs, so this catches what a suite's servers live long enough to collect.)
+# the suites start several servers from one working directory, and a data directory is one node's: their durable
+# streams stay in memory unless the suite says otherwise (IQSTREAM_DURABILITY, or --durability and --data-dir)
+export IQSTREAM_DURABILITY="${IQSTREAM_DURABILITY:-memory}"
 _repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 IQSTREAM_JAR=${IQSTREAM_JAR:-$_repo/server/target/iqstream-server.jar}
 if [ ! -f "$IQSTREAM_JAR" ]; then

@@ -41,7 +41,7 @@ cd "$ROOT"
 # ---- the suites: name and script, in the order they run (maven is special: it builds the jar).
 # To add a suite: its name in ALL_SUITES and its executable script (no arguments) in SUITE_SCRIPT;
 # scripts/test-all-selftest.sh then checks it is run, and fails CI when its script is missing.
-ALL_SUITES=(maven fuzz self agui peers js copilotkit tanstack aisdk python packages e2e durable durable-clients lb cluster chaos dist k8s image)
+ALL_SUITES=(maven fuzz self agui peers js copilotkit tanstack aisdk python packages e2e durable durable-clients lb cluster chaos observability otel dist k8s image)
 declare -A SUITE_SCRIPT=(
   [fuzz]=scripts/fuzz.sh
   [self]=scripts/test-all-selftest.sh
@@ -59,6 +59,8 @@ declare -A SUITE_SCRIPT=(
   [lb]=deploy/test-lb.sh
   [cluster]=deploy/test-cluster.sh
   [chaos]=deploy/test-chaos.sh
+  [observability]=deploy/observability/test-observability.sh
+  [otel]=e2e/otel-trace/run-tests.sh
   [dist]=scripts/test-dist.sh
   [k8s]=deploy/kubernetes/test-manifests.py
   [image]=scripts/test-image.sh

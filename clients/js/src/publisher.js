@@ -37,6 +37,7 @@
  */
 import http from "node:http";
 import https from "node:https";
+import { withTraceContext } from "./trace-context.js";
 
 const RETRY_INITIAL_MS = 200;
 const RETRY_MAX_MS = 2000;
@@ -93,6 +94,7 @@ export class RunPublisher {
     if (this.token) headers.Authorization = `Bearer ${this.token}`;
     if (lastEventId !== null) headers["Last-Event-ID"] = String(lastEventId);
     if (restoreTo > 0) headers["X-IQStream-Restore"] = String(restoreTo);
+    withTraceContext(headers);
     const req = lib.request(this.url, { method: "POST", headers, agent: false });
     this.req = req;
     let settled = false;
@@ -244,6 +246,7 @@ export class RunPublisher {
 export async function publishEvents({ baseUrl, runId, token }, events) {
   const headers = { "Content-Type": "application/x-ndjson" };
   if (token) headers.Authorization = `Bearer ${token}`;
+  withTraceContext(headers);
   const r = await fetch(new URL(`/v1/runs/${encodeURIComponent(runId)}/events`, baseUrl), {
     method: "POST",
     headers,

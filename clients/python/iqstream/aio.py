@@ -29,6 +29,7 @@ from . import _results
 from ._http import Endpoint, HttpExchange, HttpResponse
 from ._repair import AskStatus, Done, Fail, Probe, Repair, RestoreBuffer, Step, Wait
 from ._sse import SseParser
+from ._trace import with_trace_context
 from .client import (
     DEFAULT_RESTORE_BUFFER_BYTES,
     IqStreamClient,
@@ -93,7 +94,7 @@ class AsyncClient:
 
     def headers(self) -> dict[str, str]:
         token = self._token() if callable(self._token) else self._token
-        return {"Authorization": f"Bearer {token}"} if token else {}
+        return with_trace_context({"Authorization": f"Bearer {token}"} if token else {})
 
     def events_path(self, run_id: str) -> str:
         return f"{self.prefix}/v1/runs/{run_id}/events"

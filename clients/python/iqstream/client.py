@@ -37,6 +37,7 @@ from typing import Any, BinaryIO, Callable, Iterable, NoReturn, Optional, Union
 from . import _results
 from ._repair import AskStatus, Done, Fail, Probe, Repair, RestoreBuffer, Step, Wait
 from ._results import IqStreamError, IqStreamHttpError, PublishResult, RunStatus, RunStoppedError
+from ._trace import with_trace_context
 
 __all__ = [
     "IqStreamClient",
@@ -127,7 +128,7 @@ class IqStreamClient:
 
     def _headers(self) -> dict:
         token = self._token() if callable(self._token) else self._token
-        return {"Authorization": f"Bearer {token}"} if token else {}
+        return with_trace_context({"Authorization": f"Bearer {token}"} if token else {})
 
     def events_path(self, run_id: str) -> str:
         return f"{self.prefix}/v1/runs/{run_id}/events"

@@ -44,6 +44,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import io.iqstream.server.telemetry.Telemetry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -111,7 +112,8 @@ public final class IqStreamServer implements AutoCloseable {
                 allocator, initializer);
         ServerContext context = new ServerContext(config, new Workers(workers(workerGroup, config, budget, metrics,
                 allocator)), authorizer, metrics, budget);
-        context.cluster(Cluster.start(config, transport.name(), context.replies(), metrics));
+        context.telemetry(Telemetry.start(config.tracing()));
+        context.cluster(Cluster.start(config, transport.name(), context.replies(), metrics, context.telemetry()));
         StreamStore store = openStore(config, context.workers(), acceptor, workerGroup, context);
         context.durableStreams(new DurableStreams(budget, metrics, context.workers(), config.maxRunBytes(), store));
         if (store != null) {
@@ -298,6 +300,7 @@ public final class IqStreamServer implements AutoCloseable {
         if (context.cluster() != null) {
             context.cluster().close();
         }
+        context.telemetry().close();
     }
 
     private static void logWarmup(WarmupReport r) {
@@ -427,5 +430,6 @@ public final class IqStreamServer implements AutoCloseable {
         if (context.cluster() != null) {
             context.cluster().close();
         }
+        context.telemetry().close();
     }
 }

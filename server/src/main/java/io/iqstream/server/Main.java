@@ -4,6 +4,7 @@ import io.iqstream.server.auth.DevCredentials;
 import io.iqstream.server.config.ConfigException;
 import io.iqstream.server.config.ConfigParser;
 import io.iqstream.server.config.ServerConfig;
+import io.iqstream.server.log.JsonLogStream;
 import java.util.Arrays;
 
 /** {@code iqstream serve [flags]}: parses flags, starts the server, prints where it listens, drains on SIGTERM. */
@@ -51,6 +52,11 @@ public final class Main {
                     WARNING: --auth none: AUTHORIZATION IS OFF. Anyone who can reach this
                     port can publish to and read every run. Development use only.
                     ********************************************************************""");
+        }
+        if (config.jsonLogs()) {
+            // from here on, what the logger writes to standard error is one JSON object a line
+            JsonLogStream.install(config.advertise() != null ? config.advertise()
+                    : config.host() + ":" + config.port());
         }
         IqStreamServer server;
         try {

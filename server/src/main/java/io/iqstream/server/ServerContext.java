@@ -10,6 +10,7 @@ import io.iqstream.server.http.ThreadRunsRoute;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.stream.DurableStreams;
 import io.iqstream.server.stream.StreamExchange;
+import io.iqstream.server.telemetry.Telemetry;
 import io.iqstream.server.wire.CorsPolicy;
 import io.iqstream.server.wire.HttpReplies;
 import io.iqstream.server.worker.Workers;
@@ -37,6 +38,7 @@ public final class ServerContext {
     private volatile StreamExchange.Settings streamSettings;
     private volatile boolean draining;
     private volatile boolean warmingUp;
+    private volatile Telemetry telemetry = Telemetry.OFF;
     private final ListingSlots threadListings = new ListingSlots(ThreadRunsRoute.MAX_IN_FLIGHT,
             ThreadRunsRoute.MAX_IN_FLIGHT_PER_CALLER);
 
@@ -128,6 +130,15 @@ public final class ServerContext {
         this.durableStreams = streams;
         this.streamSettings = new StreamExchange.Settings(streams, metrics, cors, replies, config.durableStreamsOpen(),
                 config.durableStreamsLongPollMs(), config.maxEventBytes());
+    }
+
+    /** The server's traces ({@link Telemetry#OFF} unless the OTEL_* variables ask for them). */
+    public Telemetry telemetry() {
+        return telemetry;
+    }
+
+    void telemetry(Telemetry t) {
+        this.telemetry = t;
     }
 
     /** True while the start-up's JIT warm-up runs: the main port is bound but does not accept yet. */

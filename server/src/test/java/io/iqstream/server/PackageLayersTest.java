@@ -21,18 +21,19 @@ import org.junit.jupiter.api.Test;
  * of them. Only the start-up ({@code IqStreamServer}, {@code warmup}) may build the pipeline. The run log layer
  * ({@code run}: the AG-UI run log and a durable stream's byte log and producer ledger) sits below the protocols
  * that use it: it names none of {@code stream}, {@code ingest}, {@code sse}, {@code cluster} or {@code http}, not
- * in an import and not by a qualified name.
+ * in an import and not by a qualified name. The telemetry layer ({@code telemetry}: spans of requests) sits below
+ * {@code http} and above {@code run}: the run keeps only an OpenTelemetry span context, never a class of it.
  */
 class PackageLayersTest {
     private static final Path MAIN = Path.of("src/main/java/io/iqstream/server");
     private static final Pattern IMPORT = Pattern.compile("^import (?:static )?io\\.iqstream\\.server\\.(\\w+)\\.",
             Pattern.MULTILINE);
     private static final Set<String> BELOW_HTTP = Set.of("ingest", "sse", "run", "cluster", "wire", "log", "metrics",
-            "auth", "admission", "config", "worker", "stream");
+            "auth", "admission", "config", "worker", "stream", "telemetry");
     private static final Set<String> WIRE_MAY_IMPORT = Set.of("metrics");
     /** Anything of the server named by package, imported or fully qualified (in code or a javadoc link). */
     private static final Pattern QUALIFIED = Pattern.compile("\\bio\\.iqstream\\.server\\.(\\w+)\\.");
-    private static final Set<String> ABOVE_RUN = Set.of("stream", "ingest", "sse", "cluster", "http");
+    private static final Set<String> ABOVE_RUN = Set.of("stream", "ingest", "sse", "cluster", "http", "telemetry");
 
     @Test
     void nothingBelowHttpImportsItAndWireImportsOnlyMetrics() throws IOException {

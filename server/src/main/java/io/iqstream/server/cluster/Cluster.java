@@ -9,6 +9,8 @@ import io.iqstream.server.run.RunRegistry;
 import io.iqstream.server.run.RunWaiter;
 import io.iqstream.server.run.ThreadRun;
 import io.iqstream.server.wire.HttpReplies;
+import io.iqstream.server.telemetry.RelayHop;
+import io.iqstream.server.telemetry.Telemetry;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -52,6 +54,8 @@ public final class Cluster implements AutoCloseable {
     private final HttpReplies replies;
     private final ClusterMetrics metrics;
     private final long awaitRunMs;
+    /** The server's traces: each relay is a span when on. */
+    private final Telemetry telemetry;
     private final long awaitRunNanos;
 
     /**
@@ -70,8 +74,9 @@ public final class Cluster implements AutoCloseable {
     static final long AWAIT_POLL_MS = 200;
 
     private Cluster(Membership membership, PeerAuth auth, PeerChannels peers, HttpReplies replies,
-            ClusterMetrics metrics, long awaitRunMs, boolean streamsOnDisk) {
+            ClusterMetrics metrics, long awaitRunMs, boolean streamsOnDisk, Telemetry telemetry) {
         this.awaitRunMs = awaitRunMs;
+        this.telemetry = telemetry;
         this.awaitRunNanos = TimeUnit.MILLISECONDS.toNanos(awaitRunMs);
         this.membership = membership;
         this.auth = auth;
@@ -84,7 +89,8 @@ public final class Cluster implements AutoCloseable {
     }
 
     /** Starts the cluster part when {@code --peers} is given; null otherwise (a single node, as before). */
-    public static Cluster start(ServerConfig config, String transportName, HttpReplies replies, Metrics metrics) {
+    public static Cluster start(ServerConfig config, String transportName, HttpReplies replies, Metrics metrics,
+            Telemetry telemetry) {
         if (!config.clustered()) {
             return null;
         }
@@ -95,7 +101,7 @@ public final class Cluster implements AutoCloseable {
         LOG.info("cluster: this node is {}, peers {}", self, config.peers());
         return new Cluster(membership, auth,
                 new PeerChannels(transportName, metrics.cluster), replies, metrics.cluster, config.awaitRunMs(),
-                config.storage().onDisk());
+                config.storage().onDisk(), telemetry);
     }
 
     /** Starts watching the members; call once this node's listener is bound (it probes itself as well). */
@@ -504,8 +510,9 @@ public final class Cluster implements AutoCloseable {
     private Relay forward(ChannelHandlerContext ctx, HttpRequest request, Member target, boolean keepAlive,
             boolean held, boolean placed, Lookup lookup) {
         metrics.forwarded(kind(request, held));
+        RelayHop hop = RelayHop.start(telemetry, request, target.toString());
         return ForwardingSession.start(ctx, request, target, peers, membership, replies, auth, metrics, keepAlive,
-                placed, lookup::retryElsewhere);
+                placed, lookup::retryElsewhere, hop);
     }
 
     private static ClusterMetrics.Forward kind(HttpRequest request, boolean held) {

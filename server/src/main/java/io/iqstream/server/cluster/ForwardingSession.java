@@ -2,6 +2,7 @@ package io.iqstream.server.cluster;
 
 import io.iqstream.server.metrics.ClusterMetrics;
 import io.iqstream.server.wire.HttpReplies;
+import io.iqstream.server.telemetry.RelayHop;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -57,11 +58,14 @@ final class ForwardingSession implements Relay {
     private Consumer<Boolean> whenDone;
     /** Asked when the peer cannot be reached before anything was relayed: true when it took the request over. */
     private final BooleanSupplier unreachable;
+    /** The relay's span when tracing is on, else null. */
+    private final RelayHop hop;
 
     private ForwardingSession(ChannelHandlerContext client, HttpRequest request, Member target, PeerChannels peers,
             Membership membership, HttpReplies replies, PeerAuth auth, ClusterMetrics metrics, boolean keepAlive,
-            boolean placed, BooleanSupplier unreachable) {
+            boolean placed, BooleanSupplier unreachable, RelayHop hop) {
         this.client = client;
+        this.hop = hop;
         this.unreachable = unreachable;
         this.metrics = metrics;
         this.target = target;
@@ -70,10 +74,10 @@ final class ForwardingSession implements Relay {
         this.replies = replies;
         this.keepAlive = keepAlive;
         HttpHeaders headers = request.headers().copy();
-        for (CharSequence hop : new CharSequence[] {HttpHeaderNames.CONNECTION, HttpHeaderNames.KEEP_ALIVE,
+        for (CharSequence hopByHop : new CharSequence[] {HttpHeaderNames.CONNECTION, HttpHeaderNames.KEEP_ALIVE,
                 HttpHeaderNames.PROXY_CONNECTION, HttpHeaderNames.TE, HttpHeaderNames.UPGRADE,
                 HttpHeaderNames.EXPECT}) {
-            headers.remove(hop);
+            headers.remove(hopByHop);
         }
         headers.remove(PeerAuth.PROOF);
         headers.remove(Cluster.PLACED);
@@ -96,9 +100,9 @@ final class ForwardingSession implements Relay {
      */
     static ForwardingSession start(ChannelHandlerContext client, HttpRequest request, Member target,
             PeerChannels peers, Membership membership, HttpReplies replies, PeerAuth auth, ClusterMetrics metrics,
-            boolean keepAlive, boolean placed, BooleanSupplier unreachable) {
+            boolean keepAlive, boolean placed, BooleanSupplier unreachable, RelayHop hop) {
         ForwardingSession s = new ForwardingSession(client, request, target, peers, membership, replies, auth,
-                metrics, keepAlive, placed, unreachable);
+                metrics, keepAlive, placed, unreachable, hop);
         peers.acquire(client.channel().eventLoop(), target, s, s::connected);
         return s;
     }
@@ -110,6 +114,7 @@ final class ForwardingSession implements Relay {
             releasePending();
             if (!done) {
                 done = true;
+                endHop("unreachable");
                 if (unreachable.getAsBoolean()) {
                     return;
                 }
@@ -180,6 +185,7 @@ final class ForwardingSession implements Relay {
         releasePending();
         if (!done) {
             done = true;
+            endHop("client_closed");
             if (peer != null) {
                 peer.close();
             }
@@ -221,6 +227,7 @@ final class ForwardingSession implements Relay {
             // the answer does not come from a holder of the secret: nothing of it reaches the client
             ReferenceCountUtil.release(msg);
             done = true;
+            endHop("peer_unproven");
             metrics.failed(ClusterMetrics.Failure.UNPROVEN);
             membership.suspect(target);
             releasePending();
@@ -235,6 +242,7 @@ final class ForwardingSession implements Relay {
             // the node this was relayed to (from memory) does not hold the run: look again, or the client retries
             ReferenceCountUtil.release(msg);
             done = true;
+            endHop("not_held");
             releasePending();
             peer.close();
             if (!unreachable.getAsBoolean()) {
@@ -245,6 +253,9 @@ final class ForwardingSession implements Relay {
         }
         if (msg instanceof HttpResponse r) {
             responseStarted = true;
+            if (hop != null) {
+                hop.status(r.status().code());
+            }
             responseKeepAlive = HttpUtil.isKeepAlive(r);
             HttpHeaders h = r.headers().copy();
             h.remove(PeerAuth.PROOF);
@@ -262,6 +273,7 @@ final class ForwardingSession implements Relay {
             boolean last = c instanceof LastHttpContent;
             if (last) {
                 done = true;
+                endHop("answered");
                 releasePending();
                 var f = client.writeAndFlush(c);
                 if (!(keepAlive && responseKeepAlive)) {
@@ -297,6 +309,7 @@ final class ForwardingSession implements Relay {
             return;
         }
         done = true;
+        endHop("peer_closed");
         metrics.failed(ClusterMetrics.Failure.BROKEN);
         releasePending();
         if (responseStarted || bodyStarted) {
@@ -309,6 +322,12 @@ final class ForwardingSession implements Relay {
                     "the node that serves this run (" + target + ") closed the connection; retry", false);
         }
         finished(false);
+    }
+
+    private void endHop(String outcome) {
+        if (hop != null) {
+            hop.end(outcome);
+        }
     }
 
     private void releasePending() {

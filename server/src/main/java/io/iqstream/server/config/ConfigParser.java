@@ -1,5 +1,6 @@
 package io.iqstream.server.config;
 
+import io.iqstream.server.telemetry.Telemetry;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
@@ -56,7 +57,7 @@ public final class ConfigParser {
             }
             values.put(f, value);
         }
-        return build(values);
+        return build(values, Telemetry.configuredBy(env));
     }
 
     private static String get(EnumMap<Flag, String> v, Flag f) {
@@ -64,7 +65,7 @@ public final class ConfigParser {
         return s == null ? f.defaultValue() : s;
     }
 
-    private static ServerConfig build(EnumMap<Flag, String> v) {
+    private static ServerConfig build(EnumMap<Flag, String> v, boolean tracing) {
         String host = get(v, Flag.HOST);
         int port = (int) intIn(v, Flag.PORT, 0, 65535);
         String workersText = get(v, Flag.WORKERS);
@@ -160,6 +161,10 @@ public final class ConfigParser {
         if (!Arrays.asList("error", "warn", "info", "debug", "trace").contains(level)) {
             throw bad(Flag.LOG_LEVEL, level, "error, warn, info or debug");
         }
+        String logFormat = get(v, Flag.LOG_FORMAT);
+        if (!logFormat.equals("text") && !logFormat.equals("json")) {
+            throw bad(Flag.LOG_FORMAT, logFormat, "text or json");
+        }
         List<String> peers = new ArrayList<>();
         for (String peer : get(v, Flag.PEERS).split(",")) {
             if (!peer.isBlank()) {
@@ -193,7 +198,7 @@ public final class ConfigParser {
                 adminPort, noExp.equals("true"),
                 jwksUrl, jwksTimeout, refreshMin, refreshMax, jwksMaxAge, jwksCa, List.copyOf(peers), advertise,
                 clusterSecret, (int) intIn(v, Flag.WARMUP, 0, 1_000_000), durableOpen.equals("true"),
-                positiveMs(v, Flag.DURABLE_STREAMS_LONG_POLL, 10), storage(v));
+                positiveMs(v, Flag.DURABLE_STREAMS_LONG_POLL, 10), storage(v), logFormat.equals("json"), tracing);
     }
 
     private static StorageSettings storage(EnumMap<Flag, String> v) {
@@ -335,6 +340,8 @@ public final class ConfigParser {
         }
         sb.append("\nDurations take ms, s, m, h; sizes take k, m, g. With no key configured the server starts in\n")
                 .append("development mode: it generates a secret and prints ready tokens and curl commands.\n")
+                .append("Traces (OpenTelemetry) are off unless OTEL_TRACES_EXPORTER names an exporter or\n")
+                .append("OTEL_EXPORTER_OTLP_ENDPOINT is set; the OTEL_* variables configure them (docs/OPERATIONS.md).\n")
                 .append("Docs: docs/API.md, docs/OPERATIONS.md, docs/ARCHITECTURE.md.\n");
         return sb.toString();
     }

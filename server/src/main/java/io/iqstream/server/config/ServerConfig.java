@@ -6,7 +6,8 @@ import java.util.List;
 
 /**
  * The server's whole configuration, validated once at start by {@link ConfigParser}; immutable, any thread.
- * Units are in the names.
+ * Units are in the names. {@code jsonLogs}: {@code --log-format json}; {@code tracing}: the {@code OTEL_*}
+ * variables ask for traces ({@code telemetry.Telemetry#configuredBy}).
  */
 public record ServerConfig(
         String host,
@@ -54,7 +55,9 @@ public record ServerConfig(
         int warmupRequests,
         boolean durableStreamsOpen,
         long durableStreamsLongPollMs,
-        StorageSettings storage) {
+        StorageSettings storage,
+        boolean jsonLogs,
+        boolean tracing) {
 
     /** Largest {@code --max-event-bytes}: an event is held and framed in one buffer. */
     public static final long MAX_EVENT_BYTES_LIMIT = 64L << 20;
@@ -81,7 +84,7 @@ public record ServerConfig(
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, bodyTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
                 peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs,
-                storage);
+                storage, jsonLogs, tracing);
     }
 
     /** A copy with the given memory budget (resolved from the container when the flag is absent). */
@@ -92,6 +95,6 @@ public record ServerConfig(
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, bodyTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
                 peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs,
-                storage);
+                storage, jsonLogs, tracing);
     }
 }

@@ -2,6 +2,7 @@ package io.iqstream.server.http;
 
 import io.iqstream.server.ServerContext;
 import io.iqstream.server.config.ServerConfig;
+import io.iqstream.server.telemetry.RequestScopeHandler;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.handler.codec.http.HttpServerCodec;
@@ -58,6 +59,10 @@ public final class IqStreamInitializer extends ChannelInitializer<Channel> {
                 .addLast("http", new HttpServerCodec(MAX_INITIAL_LINE_BYTES, MAX_HEADER_BYTES, MAX_CHUNK_BYTES))
                 .addLast("timeouts", timeouts)
                 .addLast("expect", new HttpServerExpectContinueHandler());
+        if (server.telemetry().isOn() || config.jsonLogs()) {
+            // a span per traced request and the run id / stream path of log lines (neither: not in the pipeline)
+            ch.pipeline().addLast("scope", new RequestScopeHandler(server.telemetry(), config.advertise()));
+        }
         if (server.cluster() != null) {
             ch.pipeline().addLast("peer", server.cluster().newProofHandler());
         }

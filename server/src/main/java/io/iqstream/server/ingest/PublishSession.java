@@ -5,6 +5,7 @@ import io.iqstream.server.config.Quantities;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.metrics.Refusal;
 import io.iqstream.server.run.AppendOutcome;
+import io.iqstream.server.telemetry.RequestSpans;
 import io.iqstream.server.run.Run;
 import io.iqstream.server.run.RunProtocol;
 import io.iqstream.server.run.RunRegistry;
@@ -175,6 +176,7 @@ public final class PublishSession implements EventSink {
         registry.publisherAttached(run);
         metrics.publishersActive.increment();
         session.scheduleIdleCheck(session.idleTimeoutNanos);
+        RequestSpans.publishOpened(ctx.channel(), run, restoreToId);
         return session;
     }
 
@@ -292,6 +294,7 @@ public final class PublishSession implements EventSink {
             server.metrics().runsIdled.increment();
             registry.endWithError(run, "RUN_IDLE", "run idle: the publishing request sent no event");
         }
+        RequestSpans.publishEnded(ctx.channel(), run, position, "run_idle");
         server.replies().publishError(ctx, request, "run_idle", HttpResponseStatus.REQUEST_TIMEOUT,
                 "no event for " + TimeUnit.NANOSECONDS.toMillis(idleTimeoutNanos)
                         + " ms (--run-idle-timeout): the run was ended (RUN_IDLE)", position + 1,
@@ -348,6 +351,7 @@ public final class PublishSession implements EventSink {
         if (!finished) {
             detach();
             registry.publisherLost(run);
+            RequestSpans.publishEnded(ctx.channel(), run, position, "publisher_lost");
         }
     }
 
@@ -362,6 +366,7 @@ public final class PublishSession implements EventSink {
         }
         finished = true;
         detach();
+        RequestSpans.publishEnded(ctx.channel(), run, position, "stopped");
         server.replies().publishError(ctx, request, "run_stopped", HttpResponseStatus.CONFLICT,
                 "run " + run.id() + " was stopped (DELETE); no more events are taken", position, run.id(),
                 run.lastEventId());
@@ -464,6 +469,7 @@ public final class PublishSession implements EventSink {
         run.flushReaders();
         detach();
         registry.publisherLost(run);
+        RequestSpans.publishEnded(ctx.channel(), run, position, code != null ? code : reason.label());
         server.replies().publishError(ctx, request, code != null ? code : reason.label(), status, message, position,
                 run.id(), run.lastEventId());
         return false;
@@ -478,6 +484,7 @@ public final class PublishSession implements EventSink {
         } else if (!run.isEnded()) {
             registry.publisherDone(run);
         }
+        RequestSpans.publishEnded(ctx.channel(), run, position, run.isEnded() ? "ended" : "done");
         StringBuilder sb = new StringBuilder(64).append("{\"runId\":");
         Json.quote(sb, run.id());
         sb.append(",\"lastEventId\":").append(run.lastEventId()).append(",\"ended\":").append(run.isEnded())

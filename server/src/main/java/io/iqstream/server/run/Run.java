@@ -4,6 +4,7 @@ import java.util.Collections;
 import java.util.List;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.opentelemetry.api.trace.SpanContext;
 import java.util.ArrayList;
 import java.util.concurrent.ScheduledFuture;
 
@@ -47,6 +48,8 @@ public final class Run {
     private long endedAtMs;
     private long publisherLeaseMs = -1;
     private long restoreToId;
+    /** The span context of the request that published it last, when traced; readers' spans link to it. */
+    private SpanContext traceContext;
 
     /** An AG-UI run. */
     public Run(String id, ByteBufAllocator allocator, SegmentCodec codec, SegmentCopies copies, long nowNanos) {
@@ -69,6 +72,15 @@ public final class Run {
     /** The protocol its events are in, fixed when it was created. */
     public RunProtocol protocol() {
         return protocol;
+    }
+
+    /** The span context of its last publishing request, or null (not traced). */
+    public SpanContext traceContext() {
+        return traceContext;
+    }
+
+    public void traceContext(SpanContext context) {
+        this.traceContext = context;
     }
 
     public RunLog log() {

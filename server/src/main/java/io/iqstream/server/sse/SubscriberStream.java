@@ -12,6 +12,7 @@ import io.iqstream.server.run.RunLog;
 import io.iqstream.server.run.RunReader;
 import io.iqstream.server.run.RunRegistry;
 import io.iqstream.server.run.RunWaiter;
+import io.iqstream.server.telemetry.RequestSpans;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
@@ -118,6 +119,8 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     private boolean holdsSlot;
     /** The HTTP codec's context, to write chunks below it ({@link ChunkFramer}); null for HTTP/1.0. */
     private ChannelHandlerContext codec;
+    /** Why {@link #tick} closed the connection ({@code cut_slow}, {@code cut_memory}), for its span; or null. */
+    private String cutBy;
 
     /**
      * @param lastEventId the subscriber's resume point, 0 to {@code Integer.MAX_VALUE} (validated by the caller)
@@ -221,6 +224,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             // the browser already has everything: 204 stops EventSource from reconnecting
             done = true;
             releaseSlot();
+            RequestSpans.readerEnded(ctx.channel(), 0, "nothing_new");
             server.replies().empty(ctx, request, HttpResponseStatus.NO_CONTENT, keepAlive);
             return;
         }
@@ -269,6 +273,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         lastWriteNanos = System.nanoTime();
         metrics.subscribersActive.increment();
         metrics.subscribersTotal.increment();
+        RequestSpans.readerAttached(ctx.channel(), r, resumeAfter, last - resumeAfter);
         run.addReader(this);
         if (first != null) {
             // the first replayed frames go out now: the rest of a long replay (more unpacks) follows behind them
@@ -422,6 +427,8 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             if (trailer != null) {
                 writeChunk(trailer.duplicate());
             }
+            RequestSpans.readerEnded(ctx.channel(), nextId - 1 - resumeAfter,
+                    run != null && run.isEnded() ? "ended" : "tail");
             if (keepAlive && !http10) {
                 ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
             } else {
@@ -472,6 +479,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             releaseSlot();
             if (started) {
                 metrics.subscribersActive.decrement();
+                RequestSpans.readerEnded(ctx.channel(), nextId - 1 - resumeAfter, "run_dropped");
                 ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
             }
         }
@@ -507,6 +515,8 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             }
             if (started) {
                 metrics.subscribersActive.decrement();
+                RequestSpans.readerEnded(ctx.channel(), nextId - 1 - resumeAfter,
+                        cutBy != null ? cutBy : "client_closed");
             }
         }
     }
@@ -522,6 +532,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
                 metrics.refused(Refusal.OVER_BUDGET);
                 LOG.info("cut subscriber of run {} at event {}: no memory to unpack its history for {} ms", runId,
                         nextId - 1, (now - memoryWaitSinceNanos) / 1_000_000);
+                cutBy = "cut_memory";
                 ctx.close();
                 return;
             }
@@ -540,6 +551,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
                 LOG.info(
                         "cut slow subscriber of run {} at event {} (socket full for {} ms)", runId, nextId - 1,
                         (now - unwritableSinceNanos) / 1_000_000);
+                cutBy = "cut_slow";
                 ctx.close();
             }
             return;
@@ -574,6 +586,7 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         cancelTimer();
         releaseSlot();
         server.metrics().refused(reason);
+        RequestSpans.readerEnded(ctx.channel(), 0, code != null ? code : reason.label());
         server.replies().error(ctx, request, code != null ? code : reason.label(), status, message, keepAlive);
     }
 }
