@@ -26,7 +26,8 @@ class BenchOptionsTest {
 
   @Test
   void durableStreamsServersAndIdleSubscribers() {
-    BenchOptions o = parse("--servers", "iqstream-durable,electric-memory,electric-wal,durable-node",
+    BenchOptions o = parse("--servers",
+        "iqstream-durable,iqstream-durable-disk,electric-memory,electric-wal,durable-node",
         "--idle-subscribers", "2000");
     assertEquals(BenchOptions.DURABLE_SERVERS, o.servers());
     assertEquals(2000, o.idleSubscribers());
