@@ -175,7 +175,7 @@ public final class MemoryBudget {
      * then forgets its oldest tombstone).
      */
     public boolean tryChargeTombstone(long bytes) {
-        return tryChargeShare(tombstoneBytes, bytes, TOMBSTONE_SHARE_DIVISOR);
+        return tryChargeShare(tombstoneBytes, bytes, budgetBytes / TOMBSTONE_SHARE_DIVISOR);
     }
 
     /** Gives back the bytes of tombstones forgotten or expired. */
@@ -190,7 +190,7 @@ public final class MemoryBudget {
      * refused (the reader waits, or a new subscriber gets 503).
      */
     public boolean tryChargeCopy(long bytes) {
-        return tryChargeShare(copyBytes, bytes, COPY_SHARE_DIVISOR);
+        return tryChargeShare(copyBytes, bytes, budgetBytes / COPY_SHARE_DIVISOR);
     }
 
     /** Gives back the bytes of an unpacked copy freed. */
@@ -210,7 +210,7 @@ public final class MemoryBudget {
      * they would be appended to. False when refused (the request gets 503 and its connection is closed).
      */
     public boolean tryChargeBody(long bytes) {
-        return tryChargeShare(bodyBytes, bytes, BODY_SHARE_DIVISOR);
+        return tryChargeShare(bodyBytes, bytes, budgetBytes / BODY_SHARE_DIVISOR);
     }
 
     /** Gives back the bytes of a gathered body answered, refused or dropped with its connection. */
@@ -224,9 +224,10 @@ public final class MemoryBudget {
         return bodyBytes.get();
     }
 
-    private boolean tryChargeShare(AtomicLong share, long bytes, int divisor) {
+    /** Takes {@code bytes} within the budget proper and within {@code share}'s cap; false when either refuses. */
+    private boolean tryChargeShare(AtomicLong share, long bytes, long capBytes) {
         // the share is checked, then the budget; two workers racing past the share overshoot it by one item each
-        if (share.get() + bytes > budgetBytes / divisor || !tryChargeWithinBudget(bytes)) {
+        if (share.get() + bytes > capBytes || !tryChargeWithinBudget(bytes)) {
             return false;
         }
         share.addAndGet(bytes);
@@ -239,20 +240,7 @@ public final class MemoryBudget {
      * False when refused (the request gets 503).
      */
     public boolean tryChargeHeap(long bytes) {
-        while (true) {
-            long cur = heapBytes.get();
-            if (cur + bytes > heapShareBytes) {
-                return false;
-            }
-            if (heapBytes.compareAndSet(cur, cur + bytes)) {
-                break;
-            }
-        }
-        if (!tryChargeWithinBudget(bytes)) {
-            heapBytes.addAndGet(-bytes);
-            return false;
-        }
-        return true;
+        return tryChargeShare(heapBytes, bytes, heapShareBytes);
     }
 
     /**

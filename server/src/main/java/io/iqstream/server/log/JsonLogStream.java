@@ -1,5 +1,6 @@
 package io.iqstream.server.log;
 
+import io.iqstream.server.wire.Json;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
 import java.io.ByteArrayOutputStream;
@@ -110,30 +111,9 @@ public final class JsonLogStream extends OutputStream {
         if (sb.length() > 1) {
             sb.append(',');
         }
-        quote(sb, name);
+        Json.quote(sb, name);
         sb.append(':');
-        quote(sb, value);
+        Json.quote(sb, value);
     }
 
-    private static void quote(StringBuilder sb, String s) {
-        sb.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                case '\n' -> sb.append("\\n");
-                case '\r' -> sb.append("\\r");
-                case '\t' -> sb.append("\\t");
-                default -> {
-                    if (c < 0x20) {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-                }
-            }
-        }
-        sb.append('"');
-    }
 }

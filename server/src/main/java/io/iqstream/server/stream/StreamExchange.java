@@ -699,8 +699,8 @@ public final class StreamExchange implements StreamAnswer {
      */
     private void send(FullHttpResponse r) {
         DurableStream s = stream;
-        if (s == null) {
-            reply.send(r);
+        if (s == null || s.pendingWrites == 0) {
+            reply.send(r); // nothing of the stream's on its way to the disk (always so in memory mode)
             return;
         }
         boolean mine = wrote;
