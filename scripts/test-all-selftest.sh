@@ -54,9 +54,16 @@ expect 0 '^PASSED \(subset: .*; skipped: js,lb\)$'
 expect 0 '^PASSED \(subset: none; skipped: lb\)$' IQSTREAM_TEST_ONLY=lb
 chmod +x "$tmp/clients/js/run-tests.sh"
 
-printf '#!/bin/sh\nexit 3\n' >"$tmp/clients/python/run-tests.sh"   # a failing suite
+printf '#!/bin/sh\necho "fake: the reason python failed"\nexit 3\n' >"$tmp/clients/python/run-tests.sh"   # a failing suite
 expect 1 '^FAILED: python lb$' CI=true
 expect 1 '^FAILED: python$' IQSTREAM_TEST_ONLY=python
+# the verdict repeats a failed suite's last lines just above it (a runner that keeps only the end of the output)
+out="$(env -u CI PATH="$tmp/bin:$PATH" IQSTREAM_TEST_ONLY=python "$tmp/scripts/test-all.sh" 2>&1 | tail -n 3)" || true
+if [[ "$out" == *"=== python: the last 60 lines it printed"*$'\n'"fake: the reason python failed"$'\n'"FAILED: python" ]]; then
+  echo "selftest ok: a failed suite's last lines are repeated before the verdict"
+else
+  echo "selftest FAILED: a failed suite's last lines are not repeated before the verdict: $out"; fails=$((fails + 1))
+fi
 
 printf '#!/bin/sh\nexit 0\n' >"$tmp/clients/python/run-tests.sh"   # passing again
 printf '#!/bin/sh\necho "fake: SKIP: no root"\nexit 77\n' >"$tmp/scripts/test-dist.sh"   # a suite that skips itself

@@ -22,6 +22,8 @@
 #   dist    the jlink archive run with no JDK visible (scripts/test-dist.sh)
 #   k8s     the Kubernetes manifests' structure (deploy/kubernetes/test-manifests.py)
 #   image   the container image built and run under a local dockerd (scripts/test-image.sh)
+# A failed suite's last 60 lines are printed again just above the verdict (each suite's output is kept in a
+# temporary folder, named there), so a runner that keeps only the end of the output still shows why.
 # Set IQSTREAM_TEST_ONLY=maven,js,... to run a subset: the last line then says which ran
 # ("PASSED (subset: maven,js)"); only a run of every suite prints "ALL TESTS PASSED".
 # Under CI (CI=true) a suite whose script is missing or not executable fails the run; elsewhere it is
@@ -92,6 +94,10 @@ export IQSTREAM_DURABILITY="${IQSTREAM_DURABILITY:-memory}"
 export IQSTREAM_WARMUP=0
 AS_SHIPPED=" dist image k8s "
 
+# each suite's output is also kept in a file of its own, so that the verdict can end with each failed suite's last
+# lines: a CI runner that keeps only the end of a long run's output still shows why
+SUITE_LOGS="$(mktemp -d "${TMPDIR:-/tmp}/iqstream-test-all.XXXXXX")"
+
 failed=() ran=() skipped=()
 step() { # step NAME CMD...
   local name="$1"; shift
@@ -99,7 +105,7 @@ step() { # step NAME CMD...
   local t0=$SECONDS
   ran+=("$name")
   local rc=0
-  "$@" || rc=$?
+  "$@" > >(tee "$SUITE_LOGS/$name.log") 2>&1 || rc=$?
   if ((rc == 0)); then
     echo "=== $name: passed in $((SECONDS - t0)) s"
   elif ((rc == SKIP_RC)) && ! strict; then
@@ -143,7 +149,16 @@ done
 # ---- verdict: only a run of every suite, none skipped, is "ALL TESTS PASSED"; the last line names every skip
 # (a suite that skipped itself counts as run: it is in the subset and in "skipped")
 skipped_list="$(IFS=,; echo "${skipped[*]:-}")"
-if ((${#failed[@]})); then echo "FAILED: ${failed[*]}${skipped_list:+ (skipped: $skipped_list)}"; exit 1; fi
+if ((${#failed[@]})); then
+  sleep 0.5 # the last suite's tee has written its copy
+  for name in "${failed[@]}"; do
+    if [[ -s "$SUITE_LOGS/$name.log" ]]; then
+      echo "=== $name: the last 60 lines it printed (all of it: $SUITE_LOGS/$name.log)"
+      tail -n 60 "$SUITE_LOGS/$name.log"
+    fi
+  done
+  echo "FAILED: ${failed[*]}${skipped_list:+ (skipped: $skipped_list)}"; exit 1
+fi
 ran_list="$(IFS=,; echo "${ran[*]:-}")"
 if ((${#skipped[@]})); then
   echo "PASSED (subset: ${ran_list:-none}; skipped: $skipped_list)"

@@ -183,7 +183,12 @@ def main():
         hops = [s for s in spans if is_hop(s)]
         stream_ops = {s["_attrs"].get("iqstream.stream.operation") for s in spans
                       if s["name"].endswith("/v1/stream/{path}") and not s["_attrs"].get("iqstream.from_peer")}
-        return (any("iqstream.publish.outcome" in s["_attrs"] for s in spans)
+        ids = {s["spanId"] for s in spans}
+        entries = [s for s in spans if s.get("parentSpanId") == AGENT_SPAN]
+        # each of the six requests' entry spans, and every span's parent (a node exports its spans in batches:
+        # a relay hop's span can arrive a batch before the entry span it is a child of)
+        return (len(entries) >= 6 and all(s.get("parentSpanId") in ids for s in spans if s not in entries)
+                and any("iqstream.publish.outcome" in s["_attrs"] for s in spans)
                 and len([s for s in spans if "iqstream.read.outcome" in s["_attrs"]]) >= 2
                 and stream_ops >= {"create", "append", "read"}
                 and hops and all(any(c.get("parentSpanId") == h["spanId"] for c in spans) for h in hops))
