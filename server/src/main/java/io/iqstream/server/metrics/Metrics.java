@@ -16,6 +16,10 @@ public final class Metrics {
     public final LongAdder runsCreated = new LongAdder();
     public final LongAdder runsEnded = new LongAdder();
     public final LongAdder runsExpired = new LongAdder();
+    /** Ended runs whose bytes left memory, their file on disk holding them ({@code --durability disk}). */
+    public final LongAdder runsSpilled = new LongAdder();
+    /** Ended runs loaded back from their file for a reader. */
+    public final LongAdder runsLoaded = new LongAdder();
     public final LongAdder runsActive = new LongAdder();
     public final LongAdder subscribersActive = new LongAdder();
     public final LongAdder subscribersTotal = new LongAdder();
@@ -137,6 +141,10 @@ public final class Metrics {
         counter(sb, "iqstream_runs_created_total", "Runs created.", runsCreated.sum());
         counter(sb, "iqstream_runs_ended_total", "Runs that received their terminal event.", runsEnded.sum());
         counter(sb, "iqstream_runs_expired_total", "Runs freed after retention or deleted.", runsExpired.sum());
+        counter(sb, "iqstream_runs_spilled_total", "Ended runs whose bytes left memory for their file on disk.",
+                runsSpilled.sum());
+        counter(sb, "iqstream_runs_loaded_total", "Ended runs loaded back from their file for a reader.",
+                runsLoaded.sum());
         counter(sb, "iqstream_runs_publisher_lost_total", "Runs ended with RUN_ERROR PUBLISHER_LOST.",
                 publishersLost.sum());
         counter(sb, "iqstream_runs_idle_ended_total", "Runs ended with RUN_ERROR RUN_IDLE.", runsIdled.sum());

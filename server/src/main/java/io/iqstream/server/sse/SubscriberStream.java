@@ -228,6 +228,23 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             server.replies().empty(ctx, request, HttpResponseStatus.NO_CONTENT, keepAlive);
             return;
         }
+        if (r.isSpilled()) {
+            // an ended run at rest is on disk only: its bytes come back first, read on the worker's storage thread
+            registry.load(r, ok -> {
+                if (done || !ctx.channel().isActive()) {
+                    return; // closed meanwhile: closed() gave the slot back
+                }
+                if (ok && !r.isDropped()) {
+                    attach(r);
+                } else if (r.isDropped()) {
+                    refuse(Refusal.GONE, HttpResponseStatus.GONE, "run " + runId + " has expired");
+                } else {
+                    refuse(Refusal.OVER_BUDGET, HttpResponseStatus.SERVICE_UNAVAILABLE,
+                            "this ended run's history cannot be loaded from disk now; retry");
+                }
+            });
+            return;
+        }
         // resumeAfter < last <= Integer.MAX_VALUE here, so the next id fits an int
         nextId = (int) (resumeAfter + 1);
         if (snapshot) {
