@@ -129,7 +129,7 @@ public final class ServerContext {
     void durableStreams(DurableStreams streams) {
         this.durableStreams = streams;
         this.streamSettings = new StreamExchange.Settings(streams, metrics, cors, replies, config.durableStreamsOpen(),
-                config.durableStreamsLongPollMs(), config.maxEventBytes());
+                config.durableStreamsLongPollMs(), config.sseLifetimeMs(), config.maxEventBytes());
     }
 
     /** The server's traces ({@link Telemetry#OFF} unless the OTEL_* variables ask for them). */

@@ -74,6 +74,9 @@ public enum Flag {
             + "token (the conformance suite, local development); loopback --host only, said at start"),
     DURABLE_STREAMS_LONG_POLL("durable-streams-long-poll", "20s", "how long a Durable Streams long-poll (and an "
             + "idle SSE read, between control events) waits at the stream's tail"),
+    SSE_LIFETIME("sse-lifetime", "0", "how long a Durable Streams SSE response lasts before the server ends it "
+            + "and the client reconnects from its offset (0: until the stream closes or the client leaves; about 60s "
+            + "behind a CDN, so readers collapse onto its edge requests; else at least 1s)"),
     DURABILITY("durability", "disk", "where durable streams are kept: disk (each in a file of --data-dir; an append "
             + "is answered once it is durable, and every stream is recovered at start) or memory (lost when the "
             + "process ends)"),

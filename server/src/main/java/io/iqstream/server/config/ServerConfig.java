@@ -55,6 +55,7 @@ public record ServerConfig(
         int warmupRequests,
         boolean durableStreamsOpen,
         long durableStreamsLongPollMs,
+        long sseLifetimeMs,
         StorageSettings storage,
         boolean jsonLogs,
         boolean tracing) {
@@ -84,7 +85,7 @@ public record ServerConfig(
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, bodyTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
                 peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs,
-                storage, jsonLogs, tracing);
+                sseLifetimeMs, storage, jsonLogs, tracing);
     }
 
     /** A copy with the given memory budget (resolved from the container when the flag is absent). */
@@ -95,6 +96,6 @@ public record ServerConfig(
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, bodyTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
                 peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs,
-                storage, jsonLogs, tracing);
+                sseLifetimeMs, storage, jsonLogs, tracing);
     }
 }

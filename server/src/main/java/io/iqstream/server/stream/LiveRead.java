@@ -51,8 +51,6 @@ import java.util.concurrent.TimeUnit;
 public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
     /** A catch-up answer holds at most this many bytes of messages (at least one message); the rest is paged. */
     static final long MAX_READ_BYTES = 256 * 1024;
-    /** An SSE response ends after this long (the client reconnects from its offset), as the protocol allows. */
-    static final long SSE_MAX_MS = 60_000;
     /** One SSE write holds at most this many bytes of messages (at least one message); then writability decides. */
     static final long SSE_BATCH_BYTES = 64 * 1024;
     /** The lag after which an unwritable SSE reader is cut, until its route gives {@code --max-subscriber-lag}. */
@@ -314,7 +312,10 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
 
     // ---- SSE ------------------------------------------------------------------------------------------------
 
-    /** When the SSE response ends ({@link #SSE_MAX_MS} after it began). */
+    /**
+     * When the SSE response ends ({@code --sse-lifetime} after it began; the client reconnects from its offset, as
+     * the protocol has it for a CDN's sake), or {@link Long#MAX_VALUE}: only at the stream's closure or the client's.
+     */
     private long sseEndMs;
     /** The HTTP codec's context, to write SSE chunks below it ({@link ChunkFramer}); null before SSE begins. */
     private ChannelHandlerContext codec;
@@ -377,7 +378,8 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
         // (the keep-alive tick, which also ends the response) at a time
         waitingOn = s;
         s.waiters.add(this);
-        sseEndMs = System.currentTimeMillis() + SSE_MAX_MS;
+        sseEndMs = settings.sseLifetimeMs() == 0 ? Long.MAX_VALUE
+                : System.currentTimeMillis() + settings.sseLifetimeMs();
         sseLastWriteMs = System.currentTimeMillis();
         scheduleSseTick(tickMs());
         ssePump(s);

@@ -39,7 +39,7 @@ import java.util.Objects;
 public final class StreamExchange implements StreamAnswer {
     /** What the HTTP layer hands over with the request. */
     public record Settings(DurableStreams streams, Metrics metrics, CorsPolicy cors, HttpReplies replies,
-            boolean open, long longPollMs, long maxAppendBytes) {}
+            boolean open, long longPollMs, long sseLifetimeMs, long maxAppendBytes) {}
 
     private final Settings settings;
     private final DurableStreams streams;
