@@ -26,6 +26,12 @@ resumed with Last-Event-ID (round-robin sends the resume to another node):
   3. SIGKILL of one node under load: only the runs it held end (publisher: 409 run_lost on
      retry; subscribers: 404 after --await-run); every other run is delivered whole;
   4. rolling restart (SIGTERM one node at a time, restarted on its port) under load: 0 lost.
+  5. durable streams through a rolling restart (--only durable): three nodes of their own, named by host name as
+     a StatefulSet's pods (--advertise localhost:<port>), --durability disk with a data dir each; idempotent
+     producers append to six streams and readers resume from saved offsets, every request to the next node, while
+     each node is SIGTERMed and restarted on its data dir: 0 acknowledged appends lost, none twice, order kept,
+     each reader read exactly its stream; while a node is down its streams are 503 + Retry-After through the others.
+The nodes of 1-4 keep durable streams in memory (--durability memory): they test runs.
 Prints one line per scenario with runs/events checked and losses found; exits 1 on a failure, after printing
 the round-robin balancer's 5xx answers (its request log names the node that answered, or <NOSRV>: HAProxy itself)
 and where the logs were kept.
