@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Who is in the cluster, and who takes new runs. Every {@link #PROBE_INTERVAL_MS} it re-resolves each
- * {@code --peers} host (a DNS name may list many addresses: a Kubernetes headless Service), adds this node's own
+ * {@code --peers} host (a DNS name may list many addresses: a Kubernetes headless Service) — or, when {@code
+ * --advertise} is a host name, takes each entry as one member by its name ({@link #byName}) — adds this node's own
  * {@code --advertise}, and asks every member {@code GET /readyz}, signed ({@link PeerAuth}): an answer without proof
  * of the cluster secret is no member at all (never ready, never alive: nothing is sent to it); 200 is
  * <em>ready</em> (takes new runs), any other proven answer is <em>alive</em> (holds runs, takes none: draining or at
@@ -100,6 +101,13 @@ public final class Membership implements AutoCloseable {
     /** Members whose last answer did not prove the secret (logged once as they turn so). Scheduler thread only. */
     private final Set<Member> unproven = new TreeSet<>();
     private final List<String> peers;
+    /**
+     * Members are named as {@code --advertise} names this node: by IP (each {@code --peers} host resolved; one DNS
+     * name may list many pods) or, when it is a host name, by name (each {@code --peers} entry is one member, never
+     * resolved: a StatefulSet's pod names). A member named so stays one while it is down, even while its name has
+     * no DNS record, so what it may hold on disk is never taken for gone ({@link Locator}).
+     */
+    private final boolean byName;
     private final HttpClient http;
     private final ClusterMetrics metrics;
     private final ScheduledExecutorService scheduler;
@@ -121,6 +129,7 @@ public final class Membership implements AutoCloseable {
         this.self = self;
         this.auth = auth;
         this.peers = List.copyOf(peers);
+        this.byName = !isIpLiteral(self.host());
         this.metrics = metrics;
         this.view = new View(self, List.of(self), Set.of(self), Set.of(), Set.of());
         metrics.members(1, 1, 0);
@@ -186,6 +195,10 @@ public final class Membership implements AutoCloseable {
         members.add(self);
         for (String peer : peers) {
             Member named = Member.parse(peer);
+            if (byName) {
+                members.add(named);
+                continue;
+            }
             try {
                 for (InetAddress a : InetAddress.getAllByName(named.host())) {
                     members.add(new Member(a.getHostAddress(), named.port()));
@@ -280,6 +293,11 @@ public final class Membership implements AutoCloseable {
         down.remove(self);
         publish(ready, alive, suspected, down, definitive);
     }
+    /** Whether {@code host} is an IPv4 or IPv6 address rather than a name. */
+    static boolean isIpLiteral(String host) {
+        return host.matches("[0-9.]+") || host.indexOf(':') >= 0 || host.startsWith("[");
+    }
+
     /** A refusal only when the connection was refused; a timeout (connecting or answering) is a miss. */
     private static int failure(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {

@@ -57,8 +57,9 @@ public enum Flag {
     PEERS("peers", "", "cluster members as host:port, comma-separated; each host is re-resolved every 0.5 s, so "
             + "one DNS name (a Kubernetes headless Service) lists every pod. Any node then serves any run, forwarding "
             + "to the node that holds it (default: off, a single node)"),
-    ADVERTISE("advertise", "", "this node's own host:port as its peers reach it (an IP, as --peers resolves to); "
-            + "required with --peers"),
+    ADVERTISE("advertise", "", "this node's own host:port as its peers reach it: an IP, as --peers resolves to, or "
+            + "a host name, and then each --peers entry is one member by its name, never resolved (a StatefulSet's "
+            + "pod names; one that is down stays a member); required with --peers"),
     CLUSTER_SECRET("cluster-secret", "", "shared secret (at least 32 bytes) that authenticates forwarded requests "
             + "between peers; required with --peers"),
     WARMUP("warmup", "6000", "requests the server makes to itself on a private loopback port before its main port "
