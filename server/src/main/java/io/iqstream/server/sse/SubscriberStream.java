@@ -13,6 +13,7 @@ import io.iqstream.server.run.RunReader;
 import io.iqstream.server.run.RunRegistry;
 import io.iqstream.server.run.RunWaiter;
 import io.iqstream.server.telemetry.RequestSpans;
+import io.iqstream.server.wire.WaitingReader;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
@@ -86,7 +87,8 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     private static final AsciiString NO = AsciiString.cached("no");
 
     private final ChannelHandlerContext ctx;
-    private final HttpRequest request;
+    /** The request; null once the stream began (a streaming reader answers nothing more that needs it). */
+    private HttpRequest request;
     private final ServerContext server;
     private final RunRegistry registry;
     private final String runId;
@@ -264,10 +266,16 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         server.cors().apply(request, response.headers());
         // nothing watches this write's outcome: a void promise (a failure goes to the pipeline's exceptionCaught)
         ctx.write(response, ctx.voidPromise());
-        if (!http10) {
-            // the log's frames go out as chunks written below the encoder (it has the response head by now)
+        WaitingReader waiting = http10 ? null : WaitingReader.of(ctx);
+        if (waiting != null) {
+            // the log's frames go out as chunks written below the codec, which has the response head by now and
+            // leaves the pipeline while the stream is open (a fresh one comes back at its end)
+            codec = waiting.belowCodec();
+            waiting.readerWaiting();
+        } else if (!http10) {
             codec = ctx.pipeline().context(HttpServerCodec.class);
         }
+        request = null;
         writeChunk(server.sseRetryLine());
         started = true;
         lastWriteNanos = System.nanoTime();
@@ -431,6 +439,10 @@ public final class SubscriberStream implements RunReader, RunWaiter {
                     run != null && run.isEnded() ? "ended" : "tail");
             if (keepAlive && !http10) {
                 ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+                WaitingReader waiting = WaitingReader.of(ctx);
+                if (waiting != null) {
+                    waiting.readerDone(); // the connection's next request is decoded as any other
+                }
             } else {
                 ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
             }

@@ -8,6 +8,7 @@ import static io.iqstream.server.stream.DurableStreamProtocol.UP_TO_DATE;
 import io.iqstream.server.metrics.Refusal;
 import io.iqstream.server.run.MessageBatch;
 import io.iqstream.server.sse.ChunkFramer;
+import io.iqstream.server.wire.WaitingReader;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
@@ -249,6 +250,10 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
         s.waiters.add(this);
         timer = ctx.channel().eventLoop().schedule(this::longPollTimedOut, settings.longPollMs(),
                 TimeUnit.MILLISECONDS);
+        WaitingReader waiting = WaitingReader.of(ctx);
+        if (waiting != null) {
+            waiting.readerWaiting(); // nothing goes out until the answer: the request path leaves until then
+        }
     }
 
     private void stopWaiting() {
@@ -370,7 +375,14 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
         reply.forgetRequest();
         ctx.write(head);
         // its data go out as chunks framed below the encoder, which has the head by now (as an AG-UI subscriber's)
-        codec = ctx.pipeline().context(HttpServerCodec.class);
+        // and leaves the pipeline while the response is open (a fresh one comes back at its end)
+        WaitingReader waiting = WaitingReader.of(ctx);
+        if (waiting != null) {
+            codec = waiting.belowCodec();
+            waiting.readerWaiting();
+        } else {
+            codec = ctx.pipeline().context(HttpServerCodec.class);
+        }
         settings.metrics().durableSseReaders.increment();
         ssePosition = position;
         // registered at the tail for the response's life: each append wakes it, no timer per delivery; one timer
@@ -537,6 +549,16 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
         ChannelFuture f = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
         if (!keepAlive) {
             f.addListener(ChannelFutureListener.CLOSE);
+        } else {
+            requestPathBack();
+        }
+    }
+
+    /** The request path comes back to the connection (its answer, or its next request, goes through the codec). */
+    private void requestPathBack() {
+        WaitingReader waiting = WaitingReader.of(ctx);
+        if (waiting != null) {
+            waiting.readerDone();
         }
     }
 
@@ -552,6 +574,7 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
         done = true;
         stopWaiting();
         releaseReaderSlot();
+        requestPathBack();
         reply.send(r);
     }
 
