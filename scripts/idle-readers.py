@@ -9,7 +9,8 @@ pre-touched heap (-Xms = -Xmx, -XX:+AlwaysPreTouch), so the growth of its reside
 `jcmd PID GC.class_histogram`, which collects first). With --histogram the classes that grew most are printed.
 Readers: AG-UI SSE (`GET /v1/runs/{run}/events` on a run that is open and quiet), Durable Streams SSE
 (`?offset=-1&live=sse`) and long-poll (`?offset=now&live=long-poll`, the long-poll timeout raised so they stay
-waiting). Before the baseline, a tenth of N readers of the same kind are opened and closed (pools, code). After the
+waiting). Before the baseline, N readers of the same kind are opened and closed (pool pages, code and malloc
+arenas are touched once: a first crowd grows the resident set by more than it holds). After the
 figures, one event is published and every reader must get it (an SSE reader its frame, a long-poll its answer).
 
 --electric PATH measures Electric's Durable Streams server (the Rust binary bench/peers/install-durable-streams.sh
@@ -149,8 +150,7 @@ class Readers:
         self.data.clear()
 
 
-def start_iqstream(port, heap_mb):
-    jar = os.path.join(ROOT, "server", "target", "iqstream-server.jar")
+def start_iqstream(port, heap_mb, jar):
     java_home = os.environ.get("JAVA_HOME", "/usr/lib/jvm/temurin-25-jdk-amd64")
     data = tempfile.mkdtemp(prefix="idle-readers-")
     cmd = [os.path.join(java_home, "bin", "java"), f"-Xms{heap_mb}m", f"-Xmx{heap_mb}m", "-XX:+AlwaysPreTouch",
@@ -202,13 +202,13 @@ def setup(kind, port, name, electric):
 def measure(kind, n, port, pid, name, electric, show_histogram):
     req, publish, got = setup(kind, port, name, electric)
     head = lambda d: b"\r\n\r\n" in d
-    # warm-up: pools, code and the kernel's structures for a tenth of the readers, then closed
+    # warm-up: as many readers of the same kind, then closed (pool pages, code, malloc arenas touched once)
     warm = Readers(port)
     if kind != "ds-long-poll":
-        warm.open(max(50, n // 10), req)
+        warm.open(n, req)
         warm.until(head, 60, "warm-up heads")
     else:
-        warm.open(max(50, n // 10), req)
+        warm.open(n, req)
         time.sleep(1)
     warm.close()
     time.sleep(1)
@@ -254,6 +254,8 @@ def main():
     p.add_argument("--readers", type=int, default=4000)
     p.add_argument("--kind", default="all", choices=["agui", "ds-sse", "ds-long-poll", "all"])
     p.add_argument("--heap-mb", type=int, default=256)
+    p.add_argument("--jar", default=os.path.join(ROOT, "server", "target", "iqstream-server.jar"),
+                   help="the server jar (default: this tree's, built by ./iqstream build)")
     p.add_argument("--electric", help="Electric's durable-streams-server binary: measured too (ds-* kinds)")
     p.add_argument("--histogram", action="store_true", help="print the classes that grew most, per reader")
     a = p.parse_args()
@@ -265,7 +267,7 @@ def main():
     for kind in kinds:
         # a fresh server per kind: one kind's readers do not warm the next one's
         port = free_port()
-        proc = start_iqstream(port, a.heap_mb)
+        proc = start_iqstream(port, a.heap_mb, a.jar)
         try:
             measure(kind, a.readers, port, proc.pid, "iqstream", False, a.histogram)
         finally:

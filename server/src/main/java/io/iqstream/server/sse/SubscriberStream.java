@@ -62,7 +62,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Confined to the run's worker loop.
  */
-public final class SubscriberStream implements RunReader, RunWaiter {
+public final class SubscriberStream implements RunReader, RunWaiter, ReaderTicks.Ticked {
     private static final Logger LOG = LoggerFactory.getLogger(SubscriberStream.class);
     private static final ByteBuf HEARTBEAT = Unpooled.unreleasableBuffer(
             Unpooled.directBuffer(6).writeBytes(": hb\n\n".getBytes(StandardCharsets.US_ASCII))).asReadOnly();
@@ -117,7 +117,11 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     private long unwritableSinceNanos;
     /** When the log last refused to unpack a segment for this stream (budget full), or 0. */
     private long memoryWaitSinceNanos;
+    /** The await-run timeout while it waits for its run; null once streaming (its loop's {@link #ticks} then). */
     private ScheduledFuture<?> timer;
+    /** Its loop's reader timers, where its tick (heartbeat, lag cut) has a slot while it streams; or null. */
+    private ReaderTicks ticks;
+    private int tickSlot = -1;
     private boolean holdsSlot;
     /** The HTTP codec's context, to write chunks below it ({@link ChunkFramer}); null for HTTP/1.0. */
     private ChannelHandlerContext codec;
@@ -293,8 +297,9 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         if (!done) {
             ctx.flush();
             pendingFlush = false;
-            long tick = Math.min(config.heartbeatMs(), Math.max(10, config.maxSubscriberLagMs() / 4));
-            timer = ctx.executor().scheduleAtFixedRate(this::tick, tick, tick, TimeUnit.MILLISECONDS);
+            // one sweep per loop ticks every stream (ReaderTicks): no timer task per stream
+            ticks = ReaderTicks.of(ctx.executor());
+            ticks.add(this, System.nanoTime() + tickMs() * 1_000_000L, tickMs());
         }
     }
 
@@ -533,11 +538,31 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         }
     }
 
-    private void tick() {
+    /** How often its tick runs: the heartbeat's period, or a quarter of the lag limit when that is shorter. */
+    private long tickMs() {
+        return Math.min(config.heartbeatMs(), Math.max(10, config.maxSubscriberLagMs() / 4));
+    }
+
+    @Override
+    public int tickSlot() {
+        return tickSlot;
+    }
+
+    @Override
+    public void tickSlot(int slot) {
+        tickSlot = slot;
+    }
+
+    @Override
+    public long tick(long now) {
+        tickNow(now);
+        return done ? 0 : now + tickMs() * 1_000_000L;
+    }
+
+    private void tickNow(long now) {
         if (done) {
             return;
         }
-        long now = System.nanoTime();
         if (memoryWaitSinceNanos != 0) {
             if (now - memoryWaitSinceNanos > config.maxSubscriberLagMs() * 1_000_000L) {
                 metrics.slowSubscribersCut.increment();
@@ -586,6 +611,10 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         if (timer != null) {
             timer.cancel(false);
             timer = null;
+        }
+        if (ticks != null) {
+            ticks.remove(this);
+            ticks = null;
         }
     }
 
