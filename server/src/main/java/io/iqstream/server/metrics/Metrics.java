@@ -53,6 +53,11 @@ public final class Metrics {
     public volatile long durableRecoveryMs;
     /** Connections held on the main port (the admin port's are not counted). */
     public final LongAdder connectionsOpen = new LongAdder();
+    /**
+     * Main-port connections whose live reader waits with its request path dropped (an SSE response streaming, a
+     * long-poll at its tail: {@code wire.WaitingReader}); the rest of {@link #connectionsOpen} are the others.
+     */
+    public final LongAdder idleReaderConnections = new LongAdder();
     /** Connections closed at once because the main port was at --max-connections. */
     public final LongAdder connectionsRefusedMax = new LongAdder();
     /** Connections closed at once because the admin port was at its own small cap. */
@@ -187,6 +192,18 @@ public final class Metrics {
                 durableBytesOut.sum());
         gauge(sb, "iqstream_durable_sse_readers", "Open SSE reads of durable streams.", durableSseReaders.sum());
         gauge(sb, "iqstream_connections_open", "Connections open on the main port.", connectionsOpen.sum());
+        long open = connectionsOpen.sum();
+        long idleReaders = idleReaderConnections.sum();
+        sb.append("# HELP iqstream_connections Main-port connections by state: idle_reader, a live reader waiting"
+                + " with its request path dropped (SSE streaming, long-poll at the tail); other, the rest.\n");
+        sb.append("# TYPE iqstream_connections gauge\n");
+        sb.append("iqstream_connections{state=\"idle_reader\"} ").append(idleReaders).append('\n');
+        sb.append("iqstream_connections{state=\"other\"} ").append(Math.max(0, open - idleReaders)).append('\n');
+        gauge(sb, "iqstream_connection_idle_reader_bytes", "Estimated server memory (heap objects of the channel,"
+                + " its pipeline and its reader) one idle_reader connection holds, in bytes.",
+                ConnectionFootprint.IDLE_READER_BYTES);
+        gauge(sb, "iqstream_connections_idle_reader_bytes", "iqstream_connections{state=\"idle_reader\"} times"
+                + " iqstream_connection_idle_reader_bytes.", idleReaders * ConnectionFootprint.IDLE_READER_BYTES);
         sb.append("# HELP iqstream_connections_refused_total Connections closed at once on accept, by reason.\n");
         sb.append("# TYPE iqstream_connections_refused_total counter\n");
         sb.append("iqstream_connections_refused_total{reason=\"max_connections\"} ")
