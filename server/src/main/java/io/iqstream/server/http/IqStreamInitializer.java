@@ -26,7 +26,7 @@ import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
  *       requests to their worker and serves them there ({@link HttpRequestHandler}).
  * </ol>
  * Nothing else: no aggregator (publish bodies are streamed), no extra buffering (subscribers write slices of the
- * run's log, framed below the codec by {@code sse.ChunkFramer}).
+ * run's log, framed below the codec by {@code wire.ChunkFramer}).
  *
  * <p>While a live reader waits (an SSE response streaming, a long-poll at its tail) its connection needs no
  * request path: {@link #dropRequestPath} takes {@code arrival}, {@code http} and {@code expect} out (the codec's

@@ -13,6 +13,8 @@ import io.iqstream.server.run.RunReader;
 import io.iqstream.server.run.RunRegistry;
 import io.iqstream.server.run.RunWaiter;
 import io.iqstream.server.telemetry.RequestSpans;
+import io.iqstream.server.wire.ChunkFramer;
+import io.iqstream.server.wire.ReaderTicks;
 import io.iqstream.server.wire.WaitingReader;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;

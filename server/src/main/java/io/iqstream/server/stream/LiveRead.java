@@ -7,8 +7,8 @@ import static io.iqstream.server.stream.DurableStreamProtocol.UP_TO_DATE;
 
 import io.iqstream.server.metrics.Refusal;
 import io.iqstream.server.run.MessageBatch;
-import io.iqstream.server.sse.ChunkFramer;
-import io.iqstream.server.sse.ReaderTicks;
+import io.iqstream.server.wire.ChunkFramer;
+import io.iqstream.server.wire.ReaderTicks;
 import io.iqstream.server.wire.WaitingReader;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;

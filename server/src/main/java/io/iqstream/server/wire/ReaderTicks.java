@@ -1,4 +1,4 @@
-package io.iqstream.server.sse;
+package io.iqstream.server.wire;
 
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.FastThreadLocal;
