@@ -1,6 +1,5 @@
 package io.iqstream.server.config;
 
-import io.iqstream.server.telemetry.Telemetry;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
@@ -57,7 +56,7 @@ public final class ConfigParser {
             }
             values.put(f, value);
         }
-        return build(values, Telemetry.configuredBy(env));
+        return build(values, TracingEnvironment.asksForTraces(env));
     }
 
     private static String get(EnumMap<Flag, String> v, Flag f) {

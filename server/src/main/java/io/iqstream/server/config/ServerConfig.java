@@ -7,7 +7,7 @@ import java.util.List;
 /**
  * The server's whole configuration, validated once at start by {@link ConfigParser}; immutable, any thread.
  * Units are in the names. {@code jsonLogs}: {@code --log-format json}; {@code tracing}: the {@code OTEL_*}
- * variables ask for traces ({@code telemetry.Telemetry#configuredBy}).
+ * variables ask for traces ({@link TracingEnvironment#asksForTraces}).
  */
 public record ServerConfig(
         String host,

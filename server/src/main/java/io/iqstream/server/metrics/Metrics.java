@@ -1,6 +1,5 @@
 package io.iqstream.server.metrics;
 
-import io.iqstream.server.admission.MemoryBudget;
 import io.netty.buffer.PoolArenaMetric;
 import io.netty.buffer.PoolChunkListMetric;
 import io.netty.buffer.PoolChunkMetric;
@@ -140,7 +139,7 @@ public final class Metrics {
     }
 
     /** The Prometheus text exposition (format 0.0.4). */
-    public String render(MemoryBudget budget, boolean draining) {
+    public String render(BudgetGauges budget, boolean draining) {
         StringBuilder sb = new StringBuilder(4096);
         gauge(sb, "iqstream_runs_active", "Runs held in memory (open or within retention).", runsActive.sum());
         counter(sb, "iqstream_runs_created_total", "Runs created.", runsCreated.sum());
