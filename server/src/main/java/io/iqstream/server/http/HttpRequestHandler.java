@@ -215,6 +215,13 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
             relay.whenDone(this::answered);
             return;
         }
+        if (stream != null && stream.awaitsStorage()) {
+            // a request pipelined behind a write whose answer waits for the disk: it waits until that answer is out
+            held().add(request);
+            awaitAnswer();
+            stream.whenDone(this::answered);
+            return;
+        }
         if (subscribe != null && !subscribe.isDone() || publish != null || demo != null
                 || stream != null && !stream.isDone()) {
             // a pipelined request while a stream is open: not supported, end the connection

@@ -55,6 +55,8 @@ public final class StreamExchange implements StreamAnswer {
     private boolean wrote;
     /** Whether the answer is written (it may wait for the stream's records to be durable). */
     private boolean answered = true;
+    /** Told once the answer awaited from the disk is written: the connection may go on to a pipelined request. */
+    private java.util.function.Consumer<Boolean> whenDone;
 
     private StreamExchange(StreamReply reply) {
         this.reply = reply;
@@ -110,6 +112,20 @@ public final class StreamExchange implements StreamAnswer {
     @Override
     public void closed() {
         // the write goes on to the disk; its answer finds the connection closed
+    }
+
+    @Override
+    public boolean awaitsStorage() {
+        return !answered;
+    }
+
+    @Override
+    public void whenDone(java.util.function.Consumer<Boolean> then) {
+        if (answered) {
+            then.accept(keepAlive);
+        } else {
+            whenDone = then;
+        }
     }
 
     // ---- create ---------------------------------------------------------------------------------------------
@@ -712,6 +728,11 @@ public final class StreamExchange implements StreamAnswer {
                 reply.storageFailed(s.storageFailure);
             } else {
                 reply.send(r);
+            }
+            java.util.function.Consumer<Boolean> then = whenDone;
+            whenDone = null;
+            if (then != null) {
+                then.accept(keepAlive);
             }
         });
     }
