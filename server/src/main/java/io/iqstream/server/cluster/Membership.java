@@ -111,6 +111,13 @@ public final class Membership implements AutoCloseable {
     private final HttpClient http;
     private final ClusterMetrics metrics;
     private final ScheduledExecutorService scheduler;
+    /**
+     * Members dropped from the alive set, by the rule that dropped them: refused connections in a row, or silence
+     * past {@link #DEAD_AFTER_MS}. Written by the scheduler thread only; read by tests, which check a drop's cause
+     * instead of how long it took.
+     */
+    private volatile int droppedOnRefusals;
+    private volatile int droppedOnSilence;
     /** Probes missed in a row, per member. Scheduler thread only. */
     private final Map<Member, Integer> misses = new HashMap<>();
     /** Refused connections in a row, per member. Scheduler thread only. */
@@ -270,6 +277,13 @@ public final class Membership implements AutoCloseable {
                 boolean dead = refusedInRow >= REFUSALS_TO_DEAD || n >= MIN_MISSES && silentLong;
                 if (dead) {
                     peerViews.remove(m);
+                    if (old.alive().contains(m)) {
+                        if (refusedInRow >= REFUSALS_TO_DEAD) {
+                            droppedOnRefusals++;
+                        } else {
+                            droppedOnSilence++;
+                        }
+                    }
                 } else {
                     // never answered yet and not surely dead: this view may lack a member
                     definitive &= old.alive().contains(m) || settled;
@@ -293,6 +307,16 @@ public final class Membership implements AutoCloseable {
         down.remove(self);
         publish(ready, alive, suspected, down, definitive);
     }
+    /** Members dropped because their connections were refused twice in a row. Any thread. */
+    int droppedOnRefusals() {
+        return droppedOnRefusals;
+    }
+
+    /** Members dropped because they were silent past {@link #DEAD_AFTER_MS}. Any thread. */
+    int droppedOnSilence() {
+        return droppedOnSilence;
+    }
+
     /** Whether {@code host} is an IPv4 or IPv6 address rather than a name. */
     static boolean isIpLiteral(String host) {
         return host.matches("[0-9.]+") || host.indexOf(':') >= 0 || host.startsWith("[");

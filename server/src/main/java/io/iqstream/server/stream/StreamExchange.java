@@ -482,7 +482,9 @@ public final class StreamExchange implements StreamAnswer {
         }
         String streamSeq = h.get(DurableStreamProtocol.SEQ);
         if (streamSeq != null && s.lastSeq != null && streamSeq.compareTo(s.lastSeq) <= 0) {
-            refuse(HttpResponseStatus.CONFLICT, "Stream-Seq " + streamSeq + " is not after " + s.lastSeq);
+            // the reference server's words first (the protocol's client conformance suite looks for them), then ours
+            refuse(HttpResponseStatus.CONFLICT, "Sequence conflict: Stream-Seq " + streamSeq + " is not after "
+                    + s.lastSeq);
             return;
         }
         // a new producer and a new Stream-Seq are heap, charged before the append is stored: a stranger picks the
