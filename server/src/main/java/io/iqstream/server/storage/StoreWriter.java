@@ -44,6 +44,8 @@ public final class StoreWriter implements AutoCloseable {
     public static final int MAX_OPEN_FILES = 64;
     /** Flushes under way at once, for all writers together ({@code --fsync batch}). */
     static final int FLUSH_THREADS = 32;
+    /** Under {@code --fsync batch}, the files are flushed and the journal emptied at least this often. */
+    static final long CHECKPOINT_MS = 2_000;
 
     /** What happened to a queued task; called on the worker's loop. {@code failure} null: done (durable). */
     public interface Outcome {
@@ -72,8 +74,16 @@ public final class StoreWriter implements AutoCloseable {
     private volatile boolean running = true;
     private final Map<Path, FileChannel> open = new LinkedHashMap<>(16, 0.75f, true);
     private final Set<Path> broken = new HashSet<>();
+    /** {@code --fsync batch}: one flush of this per batch; the files at a checkpoint. Null otherwise. */
+    private final Journal journal;
+    /** Files written, and files created or removed, since the last checkpoint (batch only). */
+    private final Set<Path> writtenSinceCheckpoint = new HashSet<>();
+    private final List<Path> entriesSinceCheckpoint = new ArrayList<>();
+    private long checkpointNanos = System.nanoTime();
 
-    StoreWriter(DataDirectory dir, FsyncPolicy fsync, Executor owner, String name, AtomicLong usedBytes) {
+    StoreWriter(DataDirectory dir, FsyncPolicy fsync, Executor owner, String name, AtomicLong usedBytes)
+            throws IOException {
+        this.journal = fsync == FsyncPolicy.BATCH ? Journal.open(dir.root(), name) : null;
         this.usedBytes = usedBytes;
         this.dir = dir;
         this.fsync = fsync;
@@ -138,6 +148,7 @@ public final class StoreWriter implements AutoCloseable {
             try {
                 Task first = queue.poll(100, java.util.concurrent.TimeUnit.MILLISECONDS);
                 if (first == null) {
+                    checkpointIfDue(false);
                     continue;
                 }
                 batch.add(first);
@@ -150,7 +161,58 @@ public final class StoreWriter implements AutoCloseable {
             }
             batch.clear();
         }
+        checkpointIfDue(true);
         closeAll();
+        if (journal != null) {
+            try {
+                journal.close();
+            } catch (IOException e) {
+                LOG.warn("closing the journal failed: {}", e.toString());
+            }
+        }
+    }
+
+    /**
+     * {@code --fsync batch}: flushes every file written (and the folders of those created or removed) since the
+     * last checkpoint, then empties the journal, when it is due ({@link #CHECKPOINT_MS}, {@link Journal#MAX_BYTES})
+     * or {@code now}. A flush that fails keeps the journal as it is (it still holds those records) and is tried
+     * again at the next.
+     */
+    private void checkpointIfDue(boolean now) {
+        if (journal == null || writtenSinceCheckpoint.isEmpty() && entriesSinceCheckpoint.isEmpty()) {
+            return;
+        }
+        long elapsedMs = (System.nanoTime() - checkpointNanos) / 1_000_000;
+        if (!now && elapsedMs < CHECKPOINT_MS && journal.size() < Journal.MAX_BYTES) {
+            return;
+        }
+        Map<Path, FileChannel> toFlush = new LinkedHashMap<>();
+        List<FileChannel> opened = new ArrayList<>();
+        try {
+            for (Path p : writtenSinceCheckpoint) {
+                FileChannel ch = open.get(p);
+                if (ch == null && Files.exists(p)) {
+                    ch = FileChannel.open(p, StandardOpenOption.WRITE);
+                    opened.add(ch);
+                }
+                if (ch != null) {
+                    toFlush.put(p, ch);
+                }
+            }
+            Map<Path, IOException> failures = flushAll(toFlush);
+            if (!failures.isEmpty()) {
+                throw failures.values().iterator().next();
+            }
+            dir.forceDirectories(entriesSinceCheckpoint);
+            journal.reset();
+            writtenSinceCheckpoint.clear();
+            entriesSinceCheckpoint.clear();
+            checkpointNanos = System.nanoTime();
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("checkpoint of {} failed, the journal keeps its records: {}", thread.getName(), e.toString());
+        } finally {
+            opened.forEach(StoreWriter::closeQuietly);
+        }
     }
 
     /** Writes a batch, flushes what it touched, and hands the outcomes back in order. */
@@ -183,6 +245,10 @@ public final class StoreWriter implements AutoCloseable {
                     if (Files.deleteIfExists(t.file())) {
                         created.add(t.file());
                         usedBytes.addAndGet(-size);
+                        if (journal != null) {
+                            journal.removed(t.file());
+                            writtenSinceCheckpoint.remove(t.file());
+                        }
                     }
                 } catch (IOException e) {
                     failed.put(t, e);
@@ -210,6 +276,9 @@ public final class StoreWriter implements AutoCloseable {
                     if (fsync == FsyncPolicy.ALWAYS) {
                         ch.force(false);
                     }
+                    if (journal != null) {
+                        journal.written(t.file(), before, t.frame());
+                    }
                 } catch (IOException e) {
                     fail(t.file(), ch, before);
                     throw e;
@@ -220,7 +289,22 @@ public final class StoreWriter implements AutoCloseable {
                 failed.put(t, e);
             }
         }
-        if (fsync == FsyncPolicy.BATCH) {
+        if (journal != null) {
+            // one flush for the whole batch: the journal holds every record of it, with where it went
+            try {
+                journal.force();
+                writtenSinceCheckpoint.addAll(dirty.keySet());
+                entriesSinceCheckpoint.addAll(created);
+            } catch (IOException e) {
+                for (Map.Entry<Path, List<Task>> f : byFile.entrySet()) {
+                    broken.add(f.getKey());
+                    for (Task t : f.getValue()) {
+                        failed.put(t, e);
+                    }
+                }
+            }
+            created.clear(); // their folders are flushed at the checkpoint; until then the journal stands for them
+        } else if (fsync == FsyncPolicy.BATCH) {
             Map<Path, IOException> flushFailures = flushAll(dirty);
             for (Map.Entry<Path, IOException> e : flushFailures.entrySet()) {
                 // every write of this batch to the file is in doubt (what the kernel kept after a failed flush

@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Built once at start; any thread.
  */
 public final class StreamStore implements AutoCloseable {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(StreamStore.class);
     private final DataDirectory dir;
     private final FsyncPolicy fsync;
     private final Map<Executor, StoreWriter> writers = new IdentityHashMap<>();
@@ -26,7 +27,7 @@ public final class StreamStore implements AutoCloseable {
     private final long budgetBytes;
 
     private StreamStore(DataDirectory dir, FsyncPolicy fsync, List<? extends Executor> workerLoops, long usedBytes,
-            long budgetBytes) {
+            long budgetBytes) throws IOException {
         this.dir = dir;
         this.fsync = fsync;
         this.usedBytes = new AtomicLong(usedBytes);
@@ -46,6 +47,12 @@ public final class StreamStore implements AutoCloseable {
             long diskBudgetBytes) throws IOException {
         DataDirectory dir = DataDirectory.open(root);
         try {
+            // what the journals hold goes back into the files first: the files may have lost the last moments
+            // before a crash of the machine, the journals (flushed per batch) did not
+            int replayed = Journal.replay(dir.root());
+            if (replayed > 0) {
+                LOG.info("data directory {}: {} journaled writes replayed into their files", root, replayed);
+            }
             long used = dir.streamBytes();
             long budget = diskBudgetBytes;
             if (budget <= 0) {
