@@ -4,6 +4,7 @@
 // the AI SDK writes; any instance resumes it by reading the run back, so nothing lives in the producer's memory
 // and no instance has to answer another's request.
 import { createParser } from "eventsource-parser";
+import { withTraceContext } from "./trace-context.js";
 
 const RUN_ID = /^[A-Za-z0-9._~:-]{1,128}$/;
 /**
@@ -59,7 +60,9 @@ export function createResumableStreamContext(options = {}) {
     throw new TypeError(`@iqstream/resumable-stream: maxRetries must be an integer >= 0 (got ${maxRetries})`);
   }
   const onError = options.onError ?? ((e) => console.error("@iqstream/resumable-stream:", e));
-  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const fetchGiven = options.fetch ?? globalThis.fetch;
+  // every request carries the active OpenTelemetry context (traceparent, baggage) when the API is installed
+  const fetchImpl = (target, init) => fetchGiven(target, { ...init, headers: withTraceContext({ ...init.headers }) });
   const auth = token ? { authorization: `Bearer ${token}` } : {};
 
   const runUrl = (streamId) => {

@@ -29,6 +29,7 @@
 import { readRun } from "@iqstream/client/reader";
 import { SseParser } from "@iqstream/client/sse";
 import { IqStreamDurabilityError } from "./errors.js";
+import { withTraceContext } from "./trace-context.js";
 
 const NETWORK_RETRIES_MS = [50, 250, 1000];
 const UTF8 = new TextEncoder();
@@ -65,7 +66,8 @@ export class RunLog {
 
   async headers(extra = {}) {
     const token = typeof this.token === "function" ? await this.token() : this.token;
-    return token ? { Authorization: `Bearer ${token}`, ...extra } : extra;
+    // the active OpenTelemetry context (traceparent, baggage) when the API is installed
+    return withTraceContext(token ? { Authorization: `Bearer ${token}`, ...extra } : { ...extra });
   }
 
   /** Runs `task` after every queued one (its failure does not block the next). */
@@ -237,6 +239,7 @@ export class RunLog {
       token: this.token,
       lastEventId: afterEventId,
       signal,
+      headers: withTraceContext({}),
       fetch: this.fetch,
     })) {
       yield item;

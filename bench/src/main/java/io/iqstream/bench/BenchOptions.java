@@ -53,9 +53,11 @@ public record BenchOptions(
 
   /**
    * Servers measured only when named: {@code netty-floor}, the HAProxy floor's relay on Netty in IQ-Stream's JVM
-   * (docs/BENCHMARK.md, "The servers"; measured in docs/bench/jvmfloor-09a2668/).
+   * (docs/BENCHMARK.md, "The servers"; measured in docs/bench/jvmfloor-09a2668/); {@code iqstream-traced}, IQ-Stream
+   * with OpenTelemetry traces on at a 1% sampler (docs/BENCHMARK.md, "Tracing's cost"); {@code iqstream-disk},
+   * IQ-Stream with ended runs on disk.
    */
-  public static final List<String> EXTRA_SERVERS = List.of("netty-floor", "iqstream-disk");
+  public static final List<String> EXTRA_SERVERS = List.of("netty-floor", "iqstream-disk", "iqstream-traced");
 
   /**
    * The Durable Streams servers, on the same workload mapped onto streams (not in the default list: they are run
@@ -87,7 +89,8 @@ public record BenchOptions(
                               relay on Netty, in a JVM with IQ-Stream's flags: the JVM's floor);
                               iqstream-disk (IQ-Stream with --durability disk: ended runs
                               written to disk and their memory freed);
-                              and the Durable Streams servers,
+                              iqstream-traced (IQ-Stream with traces on, a 1% sampler, OTLP/HTTP
+                              to a sink in the bench); and the Durable Streams servers,
                               each run = a JSON stream: iqstream-durable (IQ-Stream's /v1/stream/,
                               streams in memory), iqstream-durable-disk (on disk, --fsync batch),
                               electric-memory, electric-wal (Electric's Rust server 0.1.5,

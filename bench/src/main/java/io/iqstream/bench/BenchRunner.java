@@ -331,6 +331,8 @@ public final class BenchRunner {
           iqstreamJvmFlags(iqSetup));
       case "iqstream-disk" -> IqStreamServer.onDisk(IqStreamServer.defaultJar(repo), iqSetup,
           iqstreamJvmFlags(iqSetup));
+      // the same, with traces on at a 1% sampler (docs/BENCHMARK.md, "Tracing's cost")
+      case "iqstream-traced" -> IqStreamServer.traced(IqStreamServer.defaultJar(repo), iqSetup, iqstreamJvmFlags(iqSetup));
       case "nchan" -> new NchanServer(repo.resolve("bench/peers"), NchanDriver.Publish.HTTP_POST);
       case "haproxy" -> new HaproxyServer(repo.resolve("bench/peers"));
       case "netty-floor" -> new NettyFloorServer(iqstreamJvmFlags());

@@ -47,6 +47,10 @@ final class Paired {
         --drop-every N        one browser in N drops and resumes (default 10)
         --jvm-opts-a S        extra JVM flags for A's server (one string, split at spaces)
         --jvm-opts-b S        extra JVM flags for B's server
+        --server-a NAME       A's bench measures NAME (default iqstream); iqstream-traced: the
+                              same jar with traces on at a 1% sampler (what tracing costs:
+                              --server-b iqstream-traced with the same jar twice)
+        --server-b NAME       B's bench measures NAME (default iqstream)
         --out DIR             results root (default bench/results); the pair's benches write
                               DIR/paired-<time>/pair-<n>-<A|B>/ and the summary PAIRED.md
         --run-length DUR, --drain DUR, --no-pin
@@ -99,12 +103,16 @@ final class Paired {
   }
 
   /** What to run: the two jars with their flags, how many pairs, the options both benches get. */
-  record Plan(Path jarA, String optsA, Path jarB, String optsB, int pairs, List<String> benchArgs, Path out) {
+  record Plan(Path jarA, String optsA, Path jarB, String optsB, int pairs, List<String> benchArgs, Path out,
+      String serverA, String serverB) {
     String header() {
       return "# Paired: B's CPU per event ÷ A's, measured at the same time\n\n"
-          + "A: `" + jarA.toAbsolutePath() + "`" + (optsA.isEmpty() ? "" : " with `" + optsA + "`") + "  \n"
-          + "B: `" + jarB.toAbsolutePath() + "`" + (optsB.isEmpty() ? "" : " with `" + optsB + "`") + "  \n"
-          + "each bench: `" + String.join(" ", benchArgs) + "`\n\n"
+          + "A: " + serverA + " `" + jarA.toAbsolutePath() + "`" + (optsA.isEmpty() ? "" : " with `" + optsA + "`")
+          + "  \n"
+          + "B: " + serverB + " `" + jarB.toAbsolutePath() + "`" + (optsB.isEmpty() ? "" : " with `" + optsB + "`")
+          + "  \n"
+          + "each bench: `--servers " + (serverA.equals(serverB) ? serverA : serverA + " (A) / " + serverB + " (B)")
+          + " " + String.join(" ", benchArgs) + "`\n\n"
           + "| pair | A µs/event | B µs/event | B/A window | B/A slices (median) | A p50 / p99 ms | B p50 / p99 ms "
           + "| A / B resume p50 ms |\n|---:|---:|---:|---:|---|---:|---:|---:|\n";
     }
@@ -120,6 +128,8 @@ final class Paired {
     String dropEvery = "10";
     String optsA = "";
     String optsB = "";
+    String serverA = "iqstream";
+    String serverB = "iqstream";
     List<String> passed = new ArrayList<>();
     Path out = repo.resolve("bench/results");
     for (int i = 0; i < args.size(); i++) {
@@ -150,6 +160,8 @@ final class Paired {
         case "--drop-every" -> dropEvery = v;
         case "--jvm-opts-a" -> optsA = v;
         case "--jvm-opts-b" -> optsB = v;
+        case "--server-a" -> serverA = v;
+        case "--server-b" -> serverB = v;
         case "--out" -> out = Path.of(v);
         case "--run-length", "--drain" -> passed.addAll(List.of(a, v));
         default -> throw new IllegalArgumentException("unknown option: " + a);
@@ -163,13 +175,18 @@ final class Paired {
         throw new IllegalArgumentException("no such jar: " + jar);
       }
     }
+    for (String server : List.of(serverA, serverB)) {
+      if (!server.equals("iqstream") && !server.equals("iqstream-traced")) {
+        throw new IllegalArgumentException("--server-a / --server-b: iqstream or iqstream-traced, not " + server);
+      }
+    }
     if (pairs < 1) {
       throw new IllegalArgumentException("--pairs must be at least 1");
     }
-    List<String> benchArgs = new ArrayList<>(List.of("--servers", "iqstream", "--levels", level, "--window", window,
+    List<String> benchArgs = new ArrayList<>(List.of("--levels", level, "--window", window,
         "--warmup", warmup, "--warmup-max", warmup, "--drop-every", dropEvery));
     benchArgs.addAll(passed);
-    return new Plan(jars.get(0), optsA, jars.get(1), optsB, pairs, benchArgs, out);
+    return new Plan(jars.get(0), optsA, jars.get(1), optsB, pairs, benchArgs, out, serverA, serverB);
   }
 
   /** Parses {@code args} and runs the pairs; the exit code (2: bad arguments, nothing started). */
@@ -203,11 +220,11 @@ final class Paired {
       Process a;
       Process b;
       if (bFirst) {
-        b = start(plan.jarB(), plan.optsB(), plan.benchArgs(), dirB);
-        a = start(plan.jarA(), plan.optsA(), plan.benchArgs(), dirA);
+        b = start(plan.jarB(), plan.serverB(), plan.optsB(), plan.benchArgs(), dirB);
+        a = start(plan.jarA(), plan.serverA(), plan.optsA(), plan.benchArgs(), dirA);
       } else {
-        a = start(plan.jarA(), plan.optsA(), plan.benchArgs(), dirA);
-        b = start(plan.jarB(), plan.optsB(), plan.benchArgs(), dirB);
+        a = start(plan.jarA(), plan.serverA(), plan.optsA(), plan.benchArgs(), dirA);
+        b = start(plan.jarB(), plan.serverB(), plan.optsB(), plan.benchArgs(), dirB);
       }
       int ra = a.waitFor();
       int rb = b.waitFor();
@@ -240,9 +257,14 @@ final class Paired {
     return 0;
   }
 
-  /** A bench of its own for {@code jar}, in a JVM like this one's child (ZGC), its output in {@code dir}.log. */
-  private static Process start(Path jar, String jvmOpts, List<String> common, Path dir) throws IOException {
-    List<String> args = new ArrayList<>(common);
+  /**
+   * A bench of its own for {@code server} ({@code iqstream} or {@code iqstream-traced}) from {@code jar}, in a JVM
+   * like this one's child (ZGC), its output in {@code dir}.log.
+   */
+  private static Process start(Path jar, String server, String jvmOpts, List<String> common, Path dir)
+      throws IOException {
+    List<String> args = new ArrayList<>(List.of("--servers", server));
+    args.addAll(common);
     if (!jvmOpts.isBlank()) {
       args.addAll(List.of("--server-jvm-opts", jvmOpts));
     }

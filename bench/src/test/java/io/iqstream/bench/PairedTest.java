@@ -49,6 +49,7 @@ class PairedTest {
       assertEquals(2, Paired.run(List.of(jar.toString(), jar.toString(), "--level"), dir));
       assertEquals(2, Paired.run(List.of(jar.toString(), jar.toString(), "--servers", "nchan"), dir));
       assertEquals(2, Paired.run(List.of(jar.toString(), jar.toString(), "--pairs", "0"), dir));
+      assertEquals(2, Paired.run(List.of(jar.toString(), jar.toString(), "--server-b", "nchan"), dir));
     } finally {
       System.setErr(err);
     }
@@ -58,6 +59,7 @@ class PairedTest {
     assertTrue(text.contains("--level needs a value"), text);
     assertTrue(text.contains("unknown option: --servers"), text);
     assertTrue(text.contains("--pairs must be at least 1"), text);
+    assertTrue(text.contains("--server-a / --server-b: iqstream or iqstream-traced, not nchan"), text);
     // nothing was started: no results folder
     assertTrue(Files.notExists(dir.resolve("bench/results")));
   }

@@ -34,6 +34,10 @@ public final class IqStreamServer extends ProcessServer {
   private final boolean durableStreams;
   /** Durable streams on disk (row iqstream-durable-disk), else in memory. */
   private final boolean onDisk;
+  /** Traces on at a 1% sampler, exported to {@link #otlpSink} (row iqstream-traced). */
+  private final boolean traced;
+  /** This start's OTLP endpoint (traced only). */
+  private OtlpSink otlpSink;
   /** This start's data directory. */
   private Path dataDir;
   private int workers;
@@ -43,16 +47,44 @@ public final class IqStreamServer extends ProcessServer {
 
   /** IQ-Stream in {@code setup}, started with {@code jvmFlags} (the setup's, built by the runner). */
   public IqStreamServer(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
-    this(jar, setup, jvmFlags, false, false);
+    this(jar, setup, jvmFlags, false, false, false);
   }
 
   private IqStreamServer(Path jar, IqStreamSetup setup, List<String> jvmFlags, boolean durableStreams,
-      boolean onDisk) {
+      boolean onDisk, boolean traced) {
     this.jar = jar;
     this.setup = setup;
     this.jvmFlags = List.copyOf(jvmFlags);
     this.durableStreams = durableStreams;
     this.onDisk = onDisk;
+    this.traced = traced;
+  }
+
+  /**
+   * IQ-Stream with OpenTelemetry traces on, as docs/OPERATIONS.md's production example: a 1% sampler of new traces
+   * ({@code OTEL_TRACES_SAMPLER=parentbased_traceidratio}, {@code OTEL_TRACES_SAMPLER_ARG=0.01}; the bench's
+   * requests carry no {@code traceparent}, so every trace is new), spans batched and exported over OTLP/HTTP to an
+   * {@link OtlpSink} in the bench's JVM. Row {@code iqstream-traced}: beside {@code iqstream}, what tracing costs.
+   */
+  public static IqStreamServer traced(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
+    return new IqStreamServer(jar, setup, jvmFlags, false, false, true);
+  }
+
+  /** The {@code OTEL_*} variables of a traced start, exporting to {@code endpoint}. */
+  static List<String> tracingEnvironment(String endpoint) {
+    return List.of("OTEL_TRACES_EXPORTER=otlp", "OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf",
+        "OTEL_EXPORTER_OTLP_ENDPOINT=" + endpoint, "OTEL_TRACES_SAMPLER=parentbased_traceidratio",
+        "OTEL_TRACES_SAMPLER_ARG=0.01", "OTEL_SERVICE_NAME=iqstream-bench");
+  }
+
+  /** The port it listens on (0 before start). */
+  int port() {
+    return port;
+  }
+
+  /** The traced start's sink (null otherwise, and before start). */
+  public OtlpSink otlpSink() {
+    return otlpSink;
   }
 
   /**
@@ -60,7 +92,7 @@ public final class IqStreamServer extends ProcessServer {
    * API), row {@code iqstream-durable}: the same server, the protocol the Durable Streams peers speak.
    */
   public static IqStreamServer durableStreams(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
-    return new IqStreamServer(jar, setup, jvmFlags, true, false);
+    return new IqStreamServer(jar, setup, jvmFlags, true, false, false);
   }
 
   /**
@@ -69,7 +101,7 @@ public final class IqStreamServer extends ProcessServer {
    * Electric's WAL.
    */
   public static IqStreamServer durableStreamsOnDisk(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
-    return new IqStreamServer(jar, setup, jvmFlags, true, true);
+    return new IqStreamServer(jar, setup, jvmFlags, true, true, false);
   }
 
   /**
@@ -78,7 +110,7 @@ public final class IqStreamServer extends ProcessServer {
    * memory per run in flight with ended runs on disk beside {@code iqstream}'s, where they stay in memory.
    */
   public static IqStreamServer onDisk(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
-    return new IqStreamServer(jar, setup, jvmFlags, false, true);
+    return new IqStreamServer(jar, setup, jvmFlags, false, true, false);
   }
 
   public IqStreamSetup setup() {
@@ -99,6 +131,9 @@ public final class IqStreamServer extends ProcessServer {
 
   @Override
   public String name() {
+    if (traced) {
+      return setup.rowName().replaceFirst("^iqstream", "iqstream-traced");
+    }
     if (!durableStreams) {
       return onDisk ? setup.rowName().replaceFirst("^iqstream", "iqstream-disk") : setup.rowName();
     }
@@ -125,6 +160,12 @@ public final class IqStreamServer extends ProcessServer {
     String jwtSecret = HexFormat.of().formatHex(secret);
     workers = Math.max(1, cpus);
     List<String> cmd = new ArrayList<>();
+    if (traced) {
+      // the OTEL_* variables through env(1), which execs the JVM: the pid measured is still the server's
+      otlpSink = OtlpSink.start();
+      cmd.add("env");
+      cmd.addAll(tracingEnvironment(otlpSink.endpoint()));
+    }
     cmd.add(ProcessHandle.current().info().command().orElse("java"));
     cmd.addAll(jvmFlags);
     cmd.addAll(List.of("-jar", jar.toString(), "serve", "--host", "127.0.0.1", "--port", "0",
@@ -219,6 +260,13 @@ public final class IqStreamServer extends ProcessServer {
       heap = null;
     }
     super.close();
+    if (otlpSink != null) {
+      // after the server: its SDK flushes the last batch as it shuts down
+      System.err.printf(Locale.ROOT, "[bench] %s exported %d OTLP trace requests (%.1f KiB)%n", name(),
+          otlpSink.exports(), otlpSink.bytes() / 1024.0);
+      otlpSink.close();
+      otlpSink = null;
+    }
     if (dataDir != null) {
       try (java.util.stream.Stream<Path> all = Files.walk(dataDir)) {
         for (Path p : (Iterable<Path>) all.sorted(java.util.Comparator.reverseOrder())::iterator) {
@@ -238,7 +286,9 @@ public final class IqStreamServer extends ProcessServer {
         + (durableStreams ? "its Durable Streams endpoint /v1/stream/: a JSON stream per run, a POST per event"
             + " (keep-alive, pipelined), the last with Stream-Closed; live SSE reads resumed from the last control"
             + " event's offset; a JWT per browser naming its run's stream"
-            : "chunked NDJSON publish, SSE subscribe") + (variant.isEmpty() ? "" : "; " + variant)
+            : "chunked NDJSON publish, SSE subscribe")
+        + (traced ? "; traces on (OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0.01),"
+            + " OTLP/HTTP to a sink in the bench's JVM" : "") + (variant.isEmpty() ? "" : "; " + variant)
         + (transportInUse == null ? "" : "; ran on " + transportInUse) + "; JVM flags: "
         + String.join(" ", jvmFlags);
   }
