@@ -198,7 +198,16 @@ public final class ConfigParser {
                 adminPort, noExp.equals("true"),
                 jwksUrl, jwksTimeout, refreshMin, refreshMax, jwksMaxAge, jwksCa, List.copyOf(peers), advertise,
                 clusterSecret, (int) intIn(v, Flag.WARMUP, 0, 1_000_000), durableOpen.equals("true"),
-                positiveMs(v, Flag.DURABLE_STREAMS_LONG_POLL, 10), storage(v), logFormat.equals("json"), tracing);
+                positiveMs(v, Flag.DURABLE_STREAMS_LONG_POLL, 10), storage(v), logFormat.equals("json"), tracing,
+                storm(v));
+    }
+
+    private static StormSettings storm(EnumMap<Flag, String> v) {
+        long jitterMs = positiveMs(v, Flag.RETRY_JITTER, 0);
+        if (jitterMs > StormSettings.MAX_RETRY_JITTER_MS) {
+            throw bad(Flag.RETRY_JITTER, get(v, Flag.RETRY_JITTER), "at most 60s");
+        }
+        return new StormSettings(jitterMs, (int) intIn(v, Flag.LISTEN_BACKLOG, 16, 65_535));
     }
 
     private static StorageSettings storage(EnumMap<Flag, String> v) {
