@@ -113,6 +113,10 @@ public final class BenchRunner {
     Path dir = options.outDir().resolve(stamp);
     Files.createDirectories(dir);
     Map<String, Object> meta = meta();
+    if (options.storm() != null) {
+      ReconnectStorms.run(this, options, new Placement(serverCpuList), options.serverCpus(), transport, dir, meta);
+      return pointLatestAt(stamp, dir);
+    }
     Map<String, String> servers = new LinkedHashMap<>();
     List<ResultRow> passRows = new ArrayList<>();
     List<ResultRow> rows = passRows;
@@ -148,6 +152,10 @@ public final class BenchRunner {
       }
     }
     ReportWriter.write(dir, meta, servers, rows);
+    return pointLatestAt(stamp, dir);
+  }
+
+  private Path pointLatestAt(String stamp, Path dir) throws IOException {
     Path latest = options.outDir().resolve("latest");
     Files.deleteIfExists(latest);
     Files.createSymbolicLink(latest, Path.of(stamp));
