@@ -77,23 +77,27 @@ final class ReconnectStorms {
       List<Long> pids = ProcTree.withDescendants(server.pid());
       storm.calm();
       long calmCpu0 = ProcTree.cpuMicros(pids);
+      long calmEvents0 = storm.received();
       long calm0 = System.nanoTime();
       Thread.sleep(o.calmMs());
       long calmCpu1 = ProcTree.cpuMicros(pids);
+      long calmEvents1 = storm.received();
       long calm1 = System.nanoTime();
       ListenQueue queue0 = ListenQueue.read();
       storm.cut();
       boolean all = storm.awaitResumed(RESUME_TIMEOUT_MS);
       long stormCpu1 = ProcTree.cpuMicros(pids);
-      long end = System.nanoTime();
+      long stormEvents = storm.received() - calmEvents1;
       ListenQueue queue = ListenQueue.read().since(queue0);
       Storm.Tally t = storm.finish(15_000);
       if (!server.isAlive()) {
         throw new IllegalStateException(server.name() + " died during the storm");
       }
-      double calmRateUsPerNs = (calmCpu1 - calmCpu0) / (double) (calm1 - calm0);
+      // what the storm cost beyond delivering the same events live: the calm CPU per event received, times the
+      // events received over the storm (the cut readers' replays included), taken from the storm's CPU
+      double calmUsPerEvent = (calmCpu1 - calmCpu0) / (double) Math.max(1, calmEvents1 - calmEvents0);
       double stormCpuUs = stormCpu1 - calmCpu1;
-      double excessUs = stormCpuUs - calmRateUsPerNs * (end - calm1);
+      double excessUs = stormCpuUs - calmUsPerEvent * stormEvents;
       StormRow row = new StormRow(server.name(), pass, o.readers(), o.cutRuns(), o.calmRuns() * o.calmReadersPerRun(),
           o.eventsPerSec(), o.windowMs(), t.cut, t.resumed, all, ms(t.stormNs),
           pct(t.resumeNs, 50), pct(t.resumeNs, 99), max(t.resumeNs),

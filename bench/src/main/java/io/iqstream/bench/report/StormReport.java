@@ -40,7 +40,8 @@ public final class StormReport {
     s.append(table(rows));
     s.append("\nstorm: the cut to the moment the last reader had every event published before it reconnected."
         + " resume: a reader's request written to that moment. CPU/reconnect: the server's CPU over the storm less"
-        + " its calm rate over as long, ÷ readers cut. refused/reset: reconnects refused, connections reset or"
+        + " what the events received over it (replays included) cost at the calm interval's CPU per event, ÷"
+        + " readers cut. refused/reset: reconnects refused, connections reset or"
         + " closed (each tried again after the window). listen overflows/drops: /proc/net/netstat over the storm."
         + " calm runs p99: live latency of the readers of runs never cut, calm → while the storm lasted. lost/dup:"
         + " over every reader, by the sequence number each event carries.\n");

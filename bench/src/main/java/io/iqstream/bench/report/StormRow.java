@@ -10,7 +10,9 @@ import io.iqstream.bench.storm.StormOptions;
  * @param allResumed every cut reader resumed within the bench's limit (60 s)
  * @param stormMs the cut to the moment the last reader had every event it missed
  * @param resumeP50Ms a reader's request written to the moment it had every event published before it (p50)
- * @param cpuUsPerReconnect the server's CPU over the storm, less its calm rate over as long, ÷ readers cut
+ * @param cpuUsPerReconnect the server's CPU over the storm, less what the events received over it (replays
+ *     included) cost at the calm interval's CPU per event, ÷ readers cut: what a reconnect costs beyond the
+ *     delivery of the same events live
  * @param stormCpuMs the server's CPU over the storm, all of it
  * @param calmCpuUtil the server's CPU in the calm interval ÷ its CPUs
  * @param refused reconnects refused (connect failed), each tried again after the window

@@ -74,6 +74,8 @@ public final class Storm implements AutoCloseable {
   private volatile Phase phase = Phase.SETTLING;
   private final Histogram[] liveLatencyNs = new Histogram[Phase.values().length];
   final AtomicInteger live = new AtomicInteger();
+  /** Events received by every reader so far, replays included. */
+  final java.util.concurrent.atomic.AtomicLong received = new java.util.concurrent.atomic.AtomicLong();
   final AtomicInteger resumed = new AtomicInteger();
   final AtomicInteger refused = new AtomicInteger();
   final AtomicInteger reset = new AtomicInteger();
@@ -137,6 +139,11 @@ public final class Storm implements AutoCloseable {
       }
       Thread.sleep(20);
     }
+  }
+
+  /** Events received by every reader so far (replays included). */
+  public long received() {
+    return received.get();
   }
 
   /** Counts the calm runs' live latency as the calm interval's from now. */

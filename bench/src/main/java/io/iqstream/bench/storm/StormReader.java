@@ -124,6 +124,7 @@ final class StormReader implements SseParser.Listener {
     if (seq < 1) {
       return;
     }
+    storm.received.incrementAndGet();
     if (seen.get(seq)) {
       duplicates++;
     } else {
