@@ -157,6 +157,8 @@ public record BenchOptions(
         --storm-rate R        events a second each run publishes (default 20)
         --storm-window DUR    the reconnects spread uniformly over this (default 1s; 0: all at once)
         --storm-calm DUR      the calm interval measured before the cut (default 5s)
+        --storm-warmups N     storms run first and not counted, 1 s apart (default 3: a JVM server
+                              compiles its resume path on the first ones)
         --nchan-publisher P   Nchan's publisher: http (a POST per event), websocket, or both
                               (default: both at each level, the faster kept in the table and the
                               other's figures in its note)
@@ -203,6 +205,7 @@ public record BenchOptions(
     Integer stormRate = null;
     Long stormWindow = null;
     Long stormCalm = null;
+    Integer stormWarmups = null;
     boolean peersSmoke = false;
     boolean help = false;
     Long warmupSet = null;
@@ -289,6 +292,7 @@ public record BenchOptions(
             case "--storm-rate" -> stormRate = Integer.parseInt(v.trim());
             case "--storm-window" -> stormWindow = durationMs(v);
             case "--storm-calm" -> stormCalm = durationMs(v);
+            case "--storm-warmups" -> stormWarmups = Integer.parseInt(v.trim());
             case "--nchan-publisher" -> nchanPublishers = switch (v.trim().toLowerCase(Locale.ROOT)) {
               case "http" -> List.of("http");
               case "websocket", "ws" -> List.of("websocket");
@@ -321,13 +325,14 @@ public record BenchOptions(
     }
     StormOptions storm = null;
     if (stormAsked) {
-      storm = StormOptions.DEFAULT.with(stormReaders, stormRuns, stormCalmRuns, stormRate, stormWindow, stormCalm);
+      storm = StormOptions.DEFAULT.with(stormReaders, stormRuns, stormCalmRuns, stormRate, stormWindow, stormCalm,
+          stormWarmups);
       servers = STORM_SERVERS;
       if (serversSet != null && !STORM_SERVERS.containsAll(serversSet)) {
         throw new IllegalArgumentException("--storm runs against " + String.join(", ", STORM_SERVERS) + " only");
       }
     } else if (stormReaders != null || stormRuns != null || stormCalmRuns != null || stormRate != null
-        || stormWindow != null || stormCalm != null) {
+        || stormWindow != null || stormCalm != null || stormWarmups != null) {
       throw new IllegalArgumentException("the --storm-* options need --storm");
     }
     if (serversSet != null) {

@@ -28,6 +28,8 @@ import org.HdrHistogram.Histogram;
 final class ReconnectStorms {
   /** The longest a storm may take before its readers are counted as not resumed. */
   static final long RESUME_TIMEOUT_MS = 60_000;
+  /** The pause after a warm-up storm, before the next or the calm interval. */
+  static final long WARMUP_GAP_MS = 1_000;
 
   private ReconnectStorms() {}
 
@@ -74,6 +76,13 @@ final class ReconnectStorms {
           server.name(), o.readers(), o.cutRuns(), o.calmRuns(), o.calmReadersPerRun(), o.eventsPerSec(),
           o.windowMs());
       storm.start(60_000);
+      for (int i = 1; i <= o.warmupStorms(); i++) {
+        // not measured: a JVM server compiles its accept and resume paths on the first storms (Nchan is C)
+        storm.cut();
+        boolean warm = storm.awaitResumed(RESUME_TIMEOUT_MS);
+        BenchRunner.log("  warm-up storm %d of %d: %s", i, o.warmupStorms(), warm ? "all resumed" : "NOT all resumed");
+        Thread.sleep(WARMUP_GAP_MS);
+      }
       List<Long> pids = ProcTree.withDescendants(server.pid());
       storm.calm();
       long calmCpu0 = ProcTree.cpuMicros(pids);

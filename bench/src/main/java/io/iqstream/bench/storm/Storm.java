@@ -25,7 +25,8 @@ import org.HdrHistogram.Histogram;
 /**
  * A reconnect storm against one server: {@code readers} SSE readers on {@code cutRuns} runs, and a few readers on
  * {@code calmRuns} runs that are never cut; every run's backend publishes {@code eventsPerSec} events a second.
- * Once every reader is live and a calm interval has been measured, every reader of the cut runs loses its
+ * Once every reader is live (and after any warm-up storms, not counted: a JVM server's JIT compiles its resume path
+ * on the first) and a calm interval has been measured, every reader of the cut runs loses its
  * connection at the same moment (the bench closes them all at once, as a balancer's restart does) and comes back
  * with Last-Event-ID at a moment drawn uniformly from one retry window ({@code windowMs}; 0: all at once). Each
  * event carries its run's sequence number and its send time, so the storm is checked by those numbers (0 lost,
@@ -146,8 +147,17 @@ public final class Storm implements AutoCloseable {
     return received.get();
   }
 
-  /** Counts the calm runs' live latency as the calm interval's from now. */
+  /**
+   * Counts the calm runs' live latency as the calm interval's from now, and starts the counts of the storm to come
+   * afresh (a warm-up storm before it is not counted).
+   */
   public void calm() {
+    for (Histogram h : liveLatencyNs) {
+      h.reset();
+    }
+    refused.set(0);
+    reset.set(0);
+    notOk.set(0);
     phase = Phase.CALM;
   }
 
@@ -160,6 +170,8 @@ public final class Storm implements AutoCloseable {
     loop.execute(() -> {
       phase = Phase.STORM;
       cutNs = System.nanoTime();
+      cutReaders = 0;
+      resumed.set(0);
       for (StormReader reader : readers) {
         if (!reader.run.calm) {
           cutReaders++;

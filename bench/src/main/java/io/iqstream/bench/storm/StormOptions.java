@@ -10,14 +10,15 @@ package io.iqstream.bench.storm;
  * @param eventsPerSec events a second each run's backend publishes
  * @param windowMs the reconnects are spread uniformly over this (one retry window); 0: all at once
  * @param calmMs the calm interval measured before the cut
+ * @param warmupStorms storms run before the measured one, not counted (the JIT's)
  */
 public record StormOptions(int readers, int cutRuns, int calmRuns, int calmReadersPerRun, int eventsPerSec,
-    long windowMs, long calmMs) {
+    long windowMs, long calmMs, int warmupStorms) {
 
   /** One process's sockets: RLIMIT_NOFILE 20,000 less the publishers' and a reserve. */
   public static final int MAX_READERS = 19_000;
 
-  public static final StormOptions DEFAULT = new StormOptions(2_000, 20, 10, 5, 20, 1_000, 5_000);
+  public static final StormOptions DEFAULT = new StormOptions(2_000, 20, 10, 5, 20, 1_000, 5_000, 3);
 
   public StormOptions {
     if (readers < 1 || readers + calmRuns * calmReadersPerRun > MAX_READERS) {
@@ -36,16 +37,19 @@ public record StormOptions(int readers, int cutRuns, int calmRuns, int calmReade
     if (windowMs < 0 || windowMs > 60_000) {
       throw new IllegalArgumentException("--storm-window: 0 to 60s, not " + windowMs + " ms");
     }
+    if (warmupStorms < 0 || warmupStorms > 20) {
+      throw new IllegalArgumentException("--storm-warmups: 0 to 20, not " + warmupStorms);
+    }
     if (calmMs < 1_000 || calmMs > 600_000) {
       throw new IllegalArgumentException("--storm-calm: 1s to 10m, not " + calmMs + " ms");
     }
   }
 
   public StormOptions with(Integer readers, Integer cutRuns, Integer calmRuns, Integer eventsPerSec, Long windowMs,
-      Long calmMs) {
+      Long calmMs, Integer warmupStorms) {
     return new StormOptions(readers != null ? readers : this.readers, cutRuns != null ? cutRuns : this.cutRuns,
         calmRuns != null ? calmRuns : this.calmRuns, calmReadersPerRun,
         eventsPerSec != null ? eventsPerSec : this.eventsPerSec, windowMs != null ? windowMs : this.windowMs,
-        calmMs != null ? calmMs : this.calmMs);
+        calmMs != null ? calmMs : this.calmMs, warmupStorms != null ? warmupStorms : this.warmupStorms);
   }
 }

@@ -75,6 +75,9 @@ final class StormReader implements SseParser.Listener {
   void cut(long delayUs) {
     cutting = true;
     resuming = true;
+    requestNs = 0;
+    caughtUpNs = 0;
+    reconnects = 0;
     dueNs = System.nanoTime() + delayUs * 1000;
     if (channel != null) {
       channel.close();
