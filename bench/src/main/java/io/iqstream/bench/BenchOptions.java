@@ -171,7 +171,8 @@ public record BenchOptions(
       Environment: IQSTREAM_JAR (server jar; default server/target/iqstream-server.jar);
       IQSTREAM_JVM_OPTS replaces IQ-Stream's heap and collector flags (default
       """ + IqStreamSetup.DEFAULT_SIZING + """
-      ).
+      ); IQSTREAM_BENCH_RENICE=0 keeps the priority the bench was started with (pinned still; by
+      default, as root, the bench and the servers it starts run at nice -10).
       Peers are installed on first use by bench/peers/install-*.sh (apt-get / npm / the Go module
       proxy, idempotent; Mercure and Centrifugo are built with go, a few minutes the first time).
       """;

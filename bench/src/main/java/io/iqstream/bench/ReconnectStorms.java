@@ -115,7 +115,8 @@ final class ReconnectStorms {
           t.refused, t.reset, t.notOk, queue.overflows(), queue.drops(),
           pct(t.calmLatencyNs, 50), pct(t.calmLatencyNs, 99), pct(t.stormLatencyNs, 50), pct(t.stormLatencyNs, 99),
           t.expected, t.delivered, t.lost, t.duplicates, t.publisherFailures,
-          t.retryMsMax < 0 ? null : t.retryMsMin + "-" + t.retryMsMax, null);
+          t.retryMsMax < 0 ? null : t.retryMsMin + "-" + t.retryMsMax, pct(t.connectNs, 50), pct(t.connectNs, 99),
+          null);
       BenchRunner.log("%s storm: %d of %d resumed in %s ms (resume p50 %s p99 %s max %s ms), CPU %s µs a reconnect,"
               + " refused %d reset %d, listen overflows %d drops %d; calm runs p99 %s ms calm, %s ms in the storm;"
               + " lost %d, duplicated %d of %d delivered (%d expected)", server.name(), t.resumed, t.cut,

@@ -25,17 +25,20 @@ import io.iqstream.bench.storm.StormOptions;
  * @param lost events published and never received, over every reader (checked by sequence number)
  * @param duplicates events received twice, over every reader
  * @param retryMs the range of the {@code retry:} values the server sent, where it sends one
+ * @param connectLagP99Ms from the moment a reconnect was due to its connection's establishment (p99): the
+ *     generator's own lag (one thread for every reader) and the kernel's; seconds of it mean the generator, not
+ *     the server, set the storm's pace
  */
 public record StormRow(String server, int pass, int readers, int cutRuns, int calmReaders, int eventsPerSec,
     long windowMs, int cut, int resumed, boolean allResumed, Double stormMs, Double resumeP50Ms, Double resumeP99Ms,
     Double resumeMaxMs, Double cpuUsPerReconnect, Double stormCpuMs, Double calmCpuUtil, int refused, int reset,
     int notOk, long listenOverflows, long listenDrops, Double calmP50Ms, Double calmP99Ms, Double stormP50Ms,
     Double stormP99Ms, long expected, long delivered, long lost, long duplicates, int publisherFailures,
-    String retryMs, String error) {
+    String retryMs, Double connectLagP50Ms, Double connectLagP99Ms, String error) {
 
   public static StormRow failed(String server, int pass, StormOptions o, String error) {
     return new StormRow(server, pass, o.readers(), o.cutRuns(), o.calmRuns() * o.calmReadersPerRun(),
         o.eventsPerSec(), o.windowMs(), 0, 0, false, null, null, null, null, null, null, null, 0, 0, 0, 0, 0, null,
-        null, null, null, 0, 0, 0, 0, 0, null, error);
+        null, null, null, 0, 0, 0, 0, 0, null, null, null, error);
   }
 }
