@@ -114,15 +114,15 @@ final class ReconnectStorms {
           round((calmCpu1 - calmCpu0) / 1e3 / ((calm1 - calm0) / 1e6) / cpus, 3),
           t.refused, t.reset, t.notOk, queue.overflows(), queue.drops(),
           pct(t.calmLatencyNs, 50), pct(t.calmLatencyNs, 99), pct(t.stormLatencyNs, 50), pct(t.stormLatencyNs, 99),
-          t.expected, t.delivered, t.lost, t.duplicates, t.publisherFailures,
+          t.expected, t.delivered, t.lost, t.late, t.duplicates, t.publisherFailures,
           t.retryMsMax < 0 ? null : t.retryMsMin + "-" + t.retryMsMax, pct(t.connectNs, 50), pct(t.connectNs, 99),
           null);
       BenchRunner.log("%s storm: %d of %d resumed in %s ms (resume p50 %s p99 %s max %s ms), CPU %s µs a reconnect,"
               + " refused %d reset %d, listen overflows %d drops %d; calm runs p99 %s ms calm, %s ms in the storm;"
-              + " lost %d, duplicated %d of %d delivered (%d expected)", server.name(), t.resumed, t.cut,
+              + " lost %d (late %d), duplicated %d of %d delivered (%d expected)", server.name(), t.resumed, t.cut,
           row.stormMs(), row.resumeP50Ms(), row.resumeP99Ms(), row.resumeMaxMs(), row.cpuUsPerReconnect(),
           t.refused, t.reset, queue.overflows(), queue.drops(), row.calmP99Ms(), row.stormP99Ms(), t.lost,
-          t.duplicates, t.delivered, t.expected);
+          t.late, t.duplicates, t.delivered, t.expected);
       BenchRunner.log("  connect (due to established) p50 %s p99 %s max %s ms; retry: values sent %s ms",
           pct(t.connectNs, 50), pct(t.connectNs, 99), max(t.connectNs), row.retryMs());
       return row;

@@ -48,6 +48,7 @@ class ReconnectStormTest {
     assertEquals(1_000, row.resumed(), "every reader got every event published before it reconnected");
     assertTrue(row.allResumed());
     assertEquals(0, row.lost(), "lost");
+    assertEquals(0, row.late(), "late: a reader not back");
     assertEquals(0, row.duplicates(), "duplicated");
     assertTrue(row.expected() >= 1_010 * 10L, "every reader was sent at least half a second of events: "
         + row.expected());

@@ -39,14 +39,15 @@ public final class StormReport {
     s.append("\n## Storms\n\n");
     s.append(table(rows));
     s.append("\nstorm: the cut to the moment the last reader had every event published before it reconnected."
-        + " resume: a reader's request written to that moment. server CPU in the storm: its whole process tree's, the cut to the"
-        + " storm's end. CPU/reconnect: the server's CPU over the storm less"
-        + " what the events received over it (replays included) cost at the calm interval's CPU per event, ÷"
-        + " readers cut. refused/reset: reconnects refused, connections reset or"
-        + " closed (each tried again after the window). listen overflows/drops: /proc/net/netstat over the storm."
-        + " calm runs p99: live latency of the readers of runs never cut, calm → while the storm lasted. lost/dup:"
-        + " over every reader, by the sequence number each event carries. connect lag: a reconnect's due moment to"
-        + " its connection's establishment, the generator's own lag included (one thread for every reader).\n");
+        + " resume: a reader's request written to that moment. server CPU in the storm: its whole process"
+        + " tree's, the cut to the storm's end. CPU/reconnect: the server's CPU over the storm less what the"
+        + " events received over it (replays included) cost at the calm interval's CPU per event, ÷ readers cut."
+        + " refused/reset: reconnects refused, connections reset or closed (each tried again after the window)."
+        + " listen overflows/drops: /proc/net/netstat over the storm. calm runs p99: live latency of the readers"
+        + " of runs never cut, calm → while the storm lasted. lost (late) / dup: over every reader at the end, by"
+        + " the sequence number each event carries: lost below the highest event a reader got, late above it (a"
+        + " reader not back when the bench stopped waiting). connect lag: a reconnect's due moment to its"
+        + " connection's establishment, the generator's own lag included (one thread for every reader).\n");
     return s.toString();
   }
 
@@ -54,8 +55,8 @@ public final class StormReport {
   public static String table(List<StormRow> rows) {
     StringBuilder s = new StringBuilder();
     s.append("| server | pass | readers cut (runs) | resumed | storm ms | resume p50 / p99 / max ms"
-        + " | server CPU in the storm ms | CPU µs/reconnect | refused / reset | listen overflows / drops | calm runs p99 ms, calm → storm"
-        + " | lost | dup | connect lag p50 / p99 ms |\n");
+        + " | server CPU in the storm ms | CPU µs/reconnect | refused / reset | listen overflows / drops"
+        + " | calm runs p99 ms, calm → storm | lost (late) | dup | connect lag p50 / p99 ms |\n");
     s.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (StormRow r : rows) {
       if (r.error() != null) {
@@ -63,11 +64,12 @@ public final class StormReport {
             r.error().replace('|', '/').replace('\n', ' ')));
         continue;
       }
-      s.append(String.format(Locale.ROOT, "| %s | %d | %d (%d) | %d%s | %s | %s / %s / %s | %s | %s | %d / %d | %d / %d"
-              + " | %s → %s | %d | %d | %s / %s |\n", r.server(), r.pass(), r.cut(), r.cutRuns(), r.resumed(),
+      s.append(String.format(Locale.ROOT, "| %s | %d | %d (%d) | %d%s | %s | %s / %s / %s | %s | %s | %d / %d"
+              + " | %d / %d | %s → %s | %d (%d) | %d | %s / %s |\n", r.server(), r.pass(), r.cut(), r.cutRuns(),
+          r.resumed(),
           r.allResumed() ? "" : " **not all**", r.stormMs(), r.resumeP50Ms(), r.resumeP99Ms(), r.resumeMaxMs(),
-          r.stormCpuMs(), r.cpuUsPerReconnect(), r.refused(), r.reset(), r.listenOverflows(), r.listenDrops(), r.calmP99Ms(),
-          r.stormP99Ms(), r.lost(), r.duplicates(), r.connectLagP50Ms(), r.connectLagP99Ms()));
+          r.stormCpuMs(), r.cpuUsPerReconnect(), r.refused(), r.reset(), r.listenOverflows(), r.listenDrops(),
+          r.calmP99Ms(), r.stormP99Ms(), r.lost(), r.late(), r.duplicates(), r.connectLagP50Ms(), r.connectLagP99Ms()));
     }
     return s.toString();
   }

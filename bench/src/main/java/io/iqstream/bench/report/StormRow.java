@@ -22,7 +22,10 @@ import io.iqstream.bench.storm.StormOptions;
  * @param listenDrops the kernel's ListenDrops over the storm (machine-wide)
  * @param calmP99Ms live latency of the readers of runs never cut, in the calm interval (p99)
  * @param stormP99Ms the same readers' while the storm lasted
- * @param lost events published and never received, over every reader (checked by sequence number)
+ * @param lost events a reader never received below the highest one it received, over every reader (checked by
+ *     sequence number): the server went past them
+ * @param late events a reader had not received above the highest one it received when the bench stopped waiting
+ *     (a reader not back yet)
  * @param duplicates events received twice, over every reader
  * @param retryMs the range of the {@code retry:} values the server sent, where it sends one
  * @param connectLagP99Ms from the moment a reconnect was due to its connection's establishment (p99): the
@@ -33,12 +36,12 @@ public record StormRow(String server, int pass, int readers, int cutRuns, int ca
     long windowMs, int cut, int resumed, boolean allResumed, Double stormMs, Double resumeP50Ms, Double resumeP99Ms,
     Double resumeMaxMs, Double cpuUsPerReconnect, Double stormCpuMs, Double calmCpuUtil, int refused, int reset,
     int notOk, long listenOverflows, long listenDrops, Double calmP50Ms, Double calmP99Ms, Double stormP50Ms,
-    Double stormP99Ms, long expected, long delivered, long lost, long duplicates, int publisherFailures,
+    Double stormP99Ms, long expected, long delivered, long lost, long late, long duplicates, int publisherFailures,
     String retryMs, Double connectLagP50Ms, Double connectLagP99Ms, String error) {
 
   public static StormRow failed(String server, int pass, StormOptions o, String error) {
     return new StormRow(server, pass, o.readers(), o.cutRuns(), o.calmRuns() * o.calmReadersPerRun(),
         o.eventsPerSec(), o.windowMs(), 0, 0, false, null, null, null, null, null, null, null, 0, 0, 0, 0, 0, null,
-        null, null, null, 0, 0, 0, 0, 0, null, null, null, error);
+        null, null, null, 0, 0, 0, 0, 0, 0, null, null, null, error);
   }
 }

@@ -223,8 +223,11 @@ public final class Storm implements AutoCloseable {
         int published = reader.run.published;
         t.expected += published;
         int have = reader.seen.cardinality();
-        int missing = published - reader.seen.get(1, published + 1).cardinality();
-        t.lost += Math.max(0, missing);
+        // missing below the highest event it got: the server went past them (lost); above: not there yet (late,
+        // a reader still coming back when the bench stopped waiting)
+        int highest = Math.min(published, reader.seen.length() - 1);
+        t.lost += Math.max(0, highest - reader.seen.get(1, highest + 1).cardinality());
+        t.late += Math.max(0, published - Math.max(0, highest));
         t.duplicates += reader.duplicates;
         t.delivered += have;
         if (!reader.run.calm) {
@@ -258,6 +261,7 @@ public final class Storm implements AutoCloseable {
     public long expected;
     public long delivered;
     public long lost;
+    public long late;
     public long duplicates;
     public int cut;
     public int resumed;

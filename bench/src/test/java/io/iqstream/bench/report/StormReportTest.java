@@ -17,7 +17,7 @@ class StormReportTest {
   @Test
   void everyRowHasAsManyCellsAsTheHeadAndTheJsonCarriesTheFigures() throws Exception {
     StormRow ok = new StormRow("iqstream", 1, 2000, 20, 50, 20, 1000, 2000, 2000, true, 1030.5, 0.2, 21.1, 21.5,
-        24.5, 310.0, 0.4, 0, 0, 0, 0, 0, 1.0, 4.5, 1.2, 20.9, 1000, 1000, 0, 0, 0, "1000-2000", 0.1, 2.5, null);
+        24.5, 310.0, 0.4, 0, 0, 0, 0, 0, 1.0, 4.5, 1.2, 20.9, 1000, 1000, 0, 0, 0, 0, "1000-2000", 0.1, 2.5, null);
     StormRow failed = StormRow.failed("nchan", 1, StormOptions.DEFAULT, "not installable | here");
     String table = StormReport.table(List.of(ok, failed));
     List<String> lines = table.lines().toList();
