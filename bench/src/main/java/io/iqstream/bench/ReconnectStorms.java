@@ -70,7 +70,7 @@ final class ReconnectStorms {
       int pass) throws Exception {
     StormProtocol protocol = (StormProtocol) server.start(placement, cpus, null);
     Storm.Config config = new Storm.Config(o.readers(), o.cutRuns(), o.calmRuns(), o.calmReadersPerRun(),
-        o.eventsPerSec(), o.windowMs(), Math.max(1, o.windowMs()), 0x5707L + pass);
+        o.eventsPerSec(), o.windowMs(), o.windowMs() > 0 ? o.windowMs() : 1_000, 0x5707L + pass);
     try (Storm storm = new Storm(protocol, config, transport)) {
       BenchRunner.log("%s storm: %d readers on %d runs (+ %d calm runs of %d), %d events/s a run, window %d ms",
           server.name(), o.readers(), o.cutRuns(), o.calmRuns(), o.calmReadersPerRun(), o.eventsPerSec(),
