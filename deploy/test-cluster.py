@@ -26,6 +26,12 @@ resumed with Last-Event-ID (round-robin sends the resume to another node):
   3. SIGKILL of one node under load: only the runs it held end (publisher: 409 run_lost on
      retry; subscribers: 404 after --await-run); every other run is delivered whole;
   4. rolling restart (SIGTERM one node at a time, restarted on its port) under load: 0 lost.
+  5. durable streams through a rolling restart (--only durable): three nodes of their own, named by host name as
+     a StatefulSet's pods (--advertise localhost:<port>), --durability disk with a data dir each; idempotent
+     producers append to six streams and readers resume from saved offsets, every request to the next node, while
+     each node is SIGTERMed and restarted on its data dir: 0 acknowledged appends lost, none twice, order kept,
+     each reader read exactly its stream; while a node is down its streams are 503 + Retry-After through the others.
+The nodes of 1-4 keep durable streams in memory (--durability memory): they test runs.
 Prints one line per scenario with runs/events checked and losses found; exits 1 on a failure, after printing
 the round-robin balancer's 5xx answers (its request log names the node that answered, or <NOSRV>: HAProxy itself)
 and where the logs were kept.
@@ -53,7 +59,7 @@ import time
 JWT_SECRET = "cluster-test-jwt-secret-0123456789abcdef0123"
 CLUSTER_SECRET = "cluster-test-peer-secret-0123456789abcdef01"
 AWAIT_RUN = "10s"
-DEADLINE_S = 300
+DEADLINE_S = 360   # the durable scenario added about 25-35 s
 HERE = os.path.dirname(os.path.abspath(__file__))
 MASK64 = (1 << 64) - 1
 
@@ -112,30 +118,33 @@ def wait_until(timeout_s: float, cond, what: str):
 
 
 class Cluster:
-    def __init__(self, java: str, jar: str, work: str, n_ports: int):
+    def __init__(self, java: str, jar: str, work: str, n_ports: int, name: str = "127.0.0.1", extra=(), tag=""):
+        """`name`: how the nodes name each other in --peers and --advertise (an IP, or a host name: then members by
+        name, as a StatefulSet's pods); `extra`: flags every start of every node gets; `tag`: prefixes the logs."""
         self.java, self.jar, self.work = java, jar, work
+        self.name, self.extra, self.tag = name, list(extra), tag
         self.ports = [free_port() for _ in range(n_ports)]
         self.procs: dict[int, subprocess.Popen] = {}
-        self.peers = ",".join(f"127.0.0.1:{p}" for p in self.ports)
+        self.peers = ",".join(f"{name}:{p}" for p in self.ports)
         self.epoch = os.urandom(8).hex()        # this checker's peer nonces: <epoch>-<n>, each used once
         self.nonces = itertools.count(1)
 
     def key(self, i: int) -> str:
-        return f"127.0.0.1:{self.ports[i]}"
+        return f"{self.name}:{self.ports[i]}"
 
     def start(self, i: int, *extra: str):
-        log = open(os.path.join(self.work, f"node{i}.log"), "ab")
+        log = open(os.path.join(self.work, f"{self.tag}node{i}.log"), "ab")
         self.procs[i] = subprocess.Popen(
             [self.java, "-Xmx192m", "--enable-native-access=ALL-UNNAMED",
              "-Dio.netty.leakDetection.level=paranoid", "-jar", self.jar, "serve",
              "--host", "127.0.0.1", "--port", str(self.ports[i]), "--workers", "2",
-             "--jwt-secret", JWT_SECRET, "--peers", self.peers, "--advertise", f"127.0.0.1:{self.ports[i]}",
+             "--jwt-secret", JWT_SECRET, "--peers", self.peers, "--advertise", self.key(i),
              "--cluster-secret", CLUSTER_SECRET, "--await-run", AWAIT_RUN, "--publisher-timeout", "10s",
-             "--retention", "10m", "--drain-timeout", "20s", *extra],
+             "--retention", "10m", "--drain-timeout", "20s", *self.extra, *extra],
             stdout=log, stderr=subprocess.STDOUT)
 
     def log(self, i: int) -> str:
-        with open(os.path.join(self.work, f"node{i}.log"), errors="replace") as f:
+        with open(os.path.join(self.work, f"{self.tag}node{i}.log"), errors="replace") as f:
             return f.read()
 
     def metric(self, i: int, line_prefix: str):
@@ -180,7 +189,7 @@ class Cluster:
             return False
 
     def leaks(self) -> list:
-        return [f"node{i}: {l}" for i in self.procs for l in self.log(i).splitlines() if "LEAK:" in l]
+        return [f"{self.tag}node{i}: {l}" for i in self.procs for l in self.log(i).splitlines() if "LEAK:" in l]
 
     def kill(self, i: int, sig=signal.SIGKILL):
         p = self.procs[i]
@@ -199,10 +208,11 @@ class Cluster:
             except subprocess.TimeoutExpired:
                 pass
 
-    def holds(self, i: int, run_id: str) -> bool:
+    def holds(self, i: int, run_id: str, target=None) -> bool:
         """Asks node i alone (a peer lookup, signed with the cluster secret as a peer signs it: bound to node i,
-        single-use nonce) whether it holds the run; the answer counts only with its proof of the secret."""
-        target = f"/v1/runs/{run_id}"
+        single-use nonce) whether it holds the run (or the stream at `target`, /v1/stream/...); the answer counts
+        only with its proof of the secret."""
+        target = target or f"/v1/runs/{run_id}"
         ms = int(time.time() * 1000)
         sender, nonce = "127.0.0.1:1", f"{self.epoch}-{next(self.nonces)}"
         fields = ["req", "1", sender, self.key(i), str(ms), nonce, "GET", target]
@@ -748,20 +758,231 @@ def sticky_pair(cl: Cluster, work: str, rep: Report, balancers: list):
     print(f"  stick table pair: {time.time() - started:.0f}s, balancers started and stopped, node{d + 1} back", flush=True)
 
 
+def ds_request(port: int, method: str, path: str, body=None, headers=None, timeout=5):
+    """One Durable Streams request to the node on `port`: (status, headers as a dict with lower-case names, body)."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        h = {"Authorization": f"Bearer {TOKEN}", **(headers or {})}
+        c.request(method, path, body=body, headers=h)
+        r = c.getresponse()
+        data = r.read()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, data
+    finally:
+        c.close()
+
+
+class StreamAppender(threading.Thread):
+    """Appends `s<k>-<n>;` for n = 0, 1, ... to one durable stream as an idempotent producer (Producer-Id, epoch 0,
+    Producer-Seq n), each request to the next node in turn. An append is acknowledged by 200 (stored) or 204 (a
+    retry of one stored before its answer was lost); a 503 or a broken connection is retried with the same seq on
+    the next node. Stops after the append in flight once `stop` is set; `acked` is how many were acknowledged."""
+
+    def __init__(self, ports: list, path: str, k: int, stop: threading.Event):
+        super().__init__(daemon=True)
+        self.ports, self.path, self.k, self.stop = ports, path, k, stop
+        self.acked, self.unavailable, self.breaks, self.no_retry_after = 0, 0, 0, 0
+        self.error = None
+
+    def run(self):
+        via = self.k
+        while not self.stop.is_set() and self.error is None:
+            n = self.acked
+            while self.error is None:
+                via = (via + 1) % len(self.ports)
+                try:
+                    st, h, body = ds_request(self.ports[via], "POST", self.path, f"s{self.k}-{n};".encode(),
+                                             {"Content-Type": "text/plain", "Producer-Id": f"p{self.k}",
+                                              "Producer-Epoch": "0", "Producer-Seq": str(n)})
+                except (OSError, http.client.HTTPException):
+                    self.breaks += 1       # the node asked is the one restarting: the next request goes to another
+                    time.sleep(0.05)
+                    continue
+                if st in (200, 204):
+                    self.acked = n + 1
+                    break
+                if st == 503:
+                    self.unavailable += 1
+                    self.no_retry_after += "retry-after" not in h
+                    time.sleep(0.1)
+                    continue
+                self.error = f"append {n} via node {via}: {st} {body[:200]!r}"
+            time.sleep(0.02)
+
+
+class StreamReader(threading.Thread):
+    """Reads one durable stream from its start by catch-up reads, each to the next node in turn, from the offset
+    the last answer gave (Stream-Next-Offset): what it read must be exactly the stream, in order. A 503 or a broken
+    connection is retried from the same saved offset on the next node (`resumes` counts the reads after one)."""
+
+    def __init__(self, ports: list, path: str, k: int, stop: threading.Event):
+        super().__init__(daemon=True)
+        self.ports, self.path, self.k, self.stop = ports, path, k, stop
+        self.offset, self.data = "-1", b""
+        self.unavailable, self.resumes, self.reads = 0, 0, 0
+        self.error = None
+
+    def read_once(self, via: int):
+        """One catch-up read from the saved offset: its status, and whether it reached the tail."""
+        st, h, body = ds_request(self.ports[via], "GET", f"{self.path}?offset={self.offset}")
+        if st == 503:
+            self.unavailable += 1
+            return st, False
+        if st != 200:
+            self.error = f"read at {self.offset} via node {via}: {st} {body[:200]!r}"
+            return st, False
+        self.reads += 1
+        self.data += body
+        self.offset = h["stream-next-offset"]
+        return st, "stream-up-to-date" in h
+
+    def run(self):
+        via, interrupted = self.k, False
+        while not self.stop.is_set() and self.error is None:
+            via = (via + 1) % len(self.ports)
+            try:
+                st, _ = self.read_once(via)
+            except (OSError, http.client.HTTPException):
+                st = None
+            if st == 200:
+                self.resumes += interrupted   # a read from the saved offset after a 503 or a break
+                interrupted = False
+            else:
+                interrupted = True
+            time.sleep(0.05)
+
+    def catch_up(self, deadline_s: float = 30):
+        """After the writers stopped: reads on to the tail (through the nodes in turn)."""
+        via, end = self.k, time.time() + deadline_s
+        while time.time() < end and self.error is None:
+            via = (via + 1) % len(self.ports)
+            try:
+                if self.read_once(via)[1]:
+                    return
+            except (OSError, http.client.HTTPException):
+                time.sleep(0.1)
+        self.error = self.error or "did not reach the tail"
+
+
+def durable_rolling(java: str, jar: str, work: str, rep: Report, clusters: list):
+    """Durable streams on disk through a rolling restart: three nodes named by host name (as a StatefulSet's pods:
+    --advertise localhost:<port>, --peers the three names), each with --durability disk and a data directory of its
+    own. Six streams (two held by each node) are appended to by idempotent producers and read from saved offsets,
+    each request to the next node in turn, while each node in turn gets SIGTERM (drain), exits, and is started
+    again with the same --data-dir and --advertise. While it is down, every stream it holds answers 503 with
+    Retry-After through each other node. At the end: every acknowledged append is in its stream once, in order;
+    each reader read exactly the stream; each stream is held by the node that created it."""
+    name = "durable rolling restart"
+    started = time.time()
+    data = os.path.join(work, "durable-data")
+    cl = Cluster(java, jar, work, 3, name="localhost", tag="durable-",
+                 extra=["--durability", "disk", "--fsync", "batch", "--warmup", "0", "--drain-timeout", "5s"])
+    clusters.append(cl)
+    nodes = [0, 1, 2]
+    for i in nodes:
+        cl.start(i, "--data-dir", os.path.join(data, f"node{i}"))
+    cl.await_members(nodes, live=3, ready=3)
+    members = [cl.key(i) for i in nodes]
+    paths = []
+    for i in nodes:   # two streams whose path's rendezvous owner is node i: it holds them
+        mine = [p for p in (f"/v1/stream/roll/s{n}" for n in range(200)) if rendezvous_owner(p, members) == cl.key(i)]
+        paths += mine[:2]
+    owner = {p: members.index(rendezvous_owner(p, members)) for p in paths}
+    for k, p in enumerate(paths):
+        st, _, body = ds_request(cl.ports[(owner[p] + 1) % 3], "PUT", p, headers={"Content-Type": "text/plain"})
+        rep.check(name, st == 201, f"PUT {p}: {st} {body[:200]!r}")
+    held = {p: [i for i in nodes if cl.holds(i, None, p)] for p in paths}
+    rep.check(name, all(held[p] == [owner[p]] for p in paths), f"streams not held by their owner alone: {held}")
+    stop_writers, stop_readers = threading.Event(), threading.Event()
+    writers = [StreamAppender(cl.ports, p, k, stop_writers) for k, p in enumerate(paths)]
+    readers = [StreamReader(cl.ports, p, k, stop_readers) for k, p in enumerate(paths)]
+    for t in writers + readers:
+        t.start()
+
+    def progress(n: int, what: str):
+        base = [w.acked for w in writers]
+        wait_until(30, lambda: all(w.acked >= b + n for w, b in zip(writers, base)) or any(w.error for w in writers),
+                   f"every stream to take {n} more appends {what}")
+
+    down_checks, down_503 = 0, 0
+    progress(10, "before the restarts")
+    for i in nodes:
+        cl.kill(i, signal.SIGTERM)
+        cl.wait_exit(i, 30)
+        # peers see it down (refused twice, 0.5 s apart): then its streams are 503 through each of them
+        others = [j for j in nodes if j != i]
+        for p in (p for p in paths if owner[p] == i):
+            for j in others:
+                for method, target in (("GET", f"{p}?offset=-1"), ("HEAD", p), ("POST", p)):
+                    extra = {"Content-Type": "text/plain"} if method == "POST" else {}
+                    st, h, body = ds_request(cl.ports[j], method, target, b"x" if method == "POST" else None, extra)
+                    down_checks += 1
+                    down_503 += st == 503 and h.get("retry-after") == "1"
+                    rep.check(name, st == 503 and h.get("retry-after") == "1",
+                              f"{method} {target} via node{j} while node{i} (its holder) is down: {st} "
+                              f"Retry-After {h.get('retry-after')} {body[:120]!r}")
+        time.sleep(1)   # the writers and readers of its streams meet the 503 too
+        cl.start(i, "--data-dir", os.path.join(data, f"node{i}"))
+        cl.await_members(nodes, live=3, ready=3)
+        progress(10, f"after node{i} came back")
+    stop_writers.set()
+    for w in writers:
+        w.join(30)
+    stop_readers.set()
+    for r in readers:
+        r.join(30)
+        r.catch_up()
+    lost = dup = disorder = 0
+    for k, (p, w, r) in enumerate(zip(paths, writers, readers)):
+        rep.check(name, w.error is None and not w.is_alive(), f"writer of {p}: {w.error}")
+        rep.check(name, w.no_retry_after == 0, f"writer of {p}: {w.no_retry_after} 503s without Retry-After")
+        want = "".join(f"s{k}-{n};" for n in range(w.acked))
+        full = None
+        for j in nodes:   # the whole stream through every node
+            st, _, body = ds_request(cl.ports[j], "GET", f"{p}?offset=-1")
+            text = body.decode()
+            full = full or text
+            rep.check(name, st == 200 and text == want, f"{p} through node{j}: {st}, {len(text)} bytes, "
+                      f"expected {w.acked} appends ({len(want)} bytes)")
+        seqs = [int(m) for m in re.findall(rf"s{k}-(\d+);", full or "")]
+        lost += len(set(range(w.acked)) - set(seqs))
+        dup += len(seqs) - len(set(seqs))
+        disorder += sum(1 for a, b in zip(seqs, seqs[1:]) if b < a)
+        rep.check(name, r.error is None and r.data.decode() == want,
+                  f"reader of {p}: {r.error}; read {len(r.data)} bytes, the stream has {len(want)}")
+    held = {p: [i for i in nodes if cl.holds(i, None, p)] for p in paths}
+    rep.check(name, all(held[p] == [owner[p]] for p in paths), f"streams not held by their first node alone: {held}")
+    rep.check(name, lost == dup == disorder == 0, f"acknowledged appends lost {lost}, duplicated {dup}, "
+              f"out of order {disorder}")
+    rep.check(name, down_checks > 0 and sum(r.resumes for r in readers) > 0,
+              f"nothing tested: {down_checks} checks while down, {sum(r.resumes for r in readers)} resumes")
+    print(f"SCENARIO {name}: 3 nodes (disk, members by name), {len(paths)} streams, each node SIGTERMed and "
+          f"restarted on its data dir; {sum(w.acked for w in writers)} appends acknowledged, lost {lost}, duplicated "
+          f"{dup}, out of order {disorder}; 503 + Retry-After through the others while the holder was down: "
+          f"{down_503}/{down_checks}; writers met 503 {sum(w.unavailable for w in writers)} times and broken "
+          f"connections {sum(w.breaks for w in writers)}; readers: {sum(r.reads for r in readers)} reads, "
+          f"{sum(r.unavailable for r in readers)} 503s, {sum(r.resumes for r in readers)} resumed from a saved "
+          f"offset after a break, {sum(len(r.data) for r in readers)} bytes, each exactly its stream "
+          f"[{time.time() - started:.0f}s]", flush=True)
+    cl.stop_all()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--jar", required=True)
     ap.add_argument("--java", required=True)
     ap.add_argument("--keep", action="store_true")
-    ap.add_argument("--only", default="rr,sticky,join,budget,kill,rolling")
+    ap.add_argument("--only", default="rr,sticky,join,budget,kill,rolling,durable")
     a = ap.parse_args()
     only = set(a.only.split(","))
     work = tempfile.mkdtemp(prefix="iqstream-cluster.")
-    cl = Cluster(a.java, a.jar, work, 5)   # node3 joins; node4 is the one at its memory budget
+    # node3 joins; node4 is the one at its memory budget. Runs are what these scenarios test: durable streams in
+    # memory (else every node would take the working directory's iqstream-data; the durable scenario has its own)
+    cl = Cluster(a.java, a.jar, work, 5, extra=["--durability", "memory"])
     lb_port = free_port()
     balancers = []   # every balancer process started here, stopped by its own handle at the end
     rep = Report()
     started = time.time()
+    clusters = [cl]   # every cluster started here (the durable scenario's is its own), stopped at the end
 
     def stop_balancers():
         # SIGTERM first: nginx's master then stops its worker (a SIGKILLed master leaves the worker orphaned)
@@ -774,7 +995,7 @@ def main():
                     b.kill()
                     b.wait(10)
     timer = threading.Timer(DEADLINE_S, lambda: (print(f"FAIL: over {DEADLINE_S}s", flush=True),
-                                                 cl.stop_all(), stop_balancers(), os._exit(1)))
+                                                 [c.stop_all() for c in clusters], stop_balancers(), os._exit(1)))
     timer.daemon = True
     timer.start()
     try:
@@ -906,14 +1127,21 @@ def main():
                     cl.await_members(members, live=len(members), ready=len(members))
             pubs, subs = run_load(lb_port, "roll", runs=4, deltas=40, gap_s=0.05, during=rolling)
             summarize("rolling restart (SIGTERM each node, restarted)", pubs, subs, rep)
+
+        if "durable" in only:
+            stop_balancers()
+            cl.stop_all()   # its own three nodes: the machine's CPUs for them
+            durable_rolling(a.java, a.jar, work, rep, clusters)
     except AssertionError as e:
         rep.failures.append(str(e))
         print(f"FAIL: {e}", flush=True)
     finally:
         timer.cancel()
         stop_balancers()
-        cl.stop_all()
-        leaks = cl.leaks()
+        leaks = []
+        for c in clusters:
+            c.stop_all()
+            leaks += c.leaks()
         rep.check("leaks", not leaks, f"Netty reported leaked buffers (paranoid detection): {leaks[:3]}")
         keep = a.keep or rep.failures
         if rep.failures:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cluster test (issue 9): real nodes with --peers on 127.0.0.1 behind a real
 # HAProxy in round-robin (no hashing), checked event by event. See the scenarios
-# in deploy/test-cluster.py; about one to three minutes, bounded, self-cleaning.
+# in deploy/test-cluster.py (the last: durable streams on disk through a rolling
+# restart); about two to three minutes, bounded, self-cleaning.
 #
 #   bash deploy/test-cluster.sh        (env IQSTREAM_JAR, JAVA_HOME, KEEP_WORK=1)
 #

@@ -4,8 +4,11 @@
   python3 deploy/kubernetes/test-manifests.py [HELP_FILE]
 
 HELP_FILE is the output of `iqstream serve --help` (default: runs `java -jar server/target/iqstream-server.jar
---help`). Checks: every manifest parses; every IQSTREAM_* variable and --flag the Deployment sets is one the server
-has; the ports the env sets are the container ports the probes and Services use; readiness on /readyz and liveness
+--help`). Checks: every manifest parses; every IQSTREAM_* variable and --flag the StatefulSet sets is one the server
+has, and every $(VAR) it uses is defined before; the StatefulSet: its governing Service is the headless one (which
+publishes pods that are not ready), a PersistentVolumeClaim template mounted at the data directory the env (or the
+image) gives --data-dir, disk durability, fsGroup = the image's group, --advertise the pod's own DNS name and --peers
+every ordinal's name, as many as the replicas, on the http port, the cluster secret from a Secret; the ports the env sets are the container ports the probes and Services use; readiness on /readyz and liveness
 on /healthz; the grace period covers the preStop pause plus the drain timeout; a memory limit (= request); non-root
 as the image's user, read-only root with /tmp from an emptyDir; no service-link env; the JWT secret from the
 Secret of secret.example.yaml; the image tag is the project's version; selectors match; the headless Service,
@@ -92,16 +95,21 @@ def main():
     if not (flags and envs):
         sys.exit("test-manifests: could not read flags from --help")
     docs = load_all()
-    dep = one(docs, "Deployment", "iqstream")
+    dep = one(docs, "StatefulSet", "iqstream")
     pod = dep["spec"]["template"]["spec"]
     pod_labels = dep["spec"]["template"]["metadata"]["labels"]
-    check(selects(dep["spec"]["selector"]["matchLabels"], pod_labels), "Deployment selector misses its pods")
+    check(selects(dep["spec"]["selector"]["matchLabels"], pod_labels), "StatefulSet selector misses its pods")
     (c,) = [x for x in pod["containers"] if x["name"] == "iqstream"]
 
     # flags and environment
     env = {e["name"]: e for e in c.get("env", [])}
     for name in env:
         check(not name.startswith("IQSTREAM_") or name in envs, f"env {name}: the server has no such variable")
+    defined = set()
+    for e in c.get("env", []):
+        for ref in re.findall(r"\$\(([A-Za-z0-9_]+)\)", e.get("value", "")):
+            check(ref in defined, f"env {e['name']} uses $({ref}), not defined before it (Kubernetes leaves it as is)")
+        defined.add(e["name"])
     for arg in c.get("args", []) + c.get("command", []):
         if arg.startswith("--"):
             check(arg.split("=")[0] in flags, f"arg {arg}: the server has no such flag")
@@ -142,10 +150,14 @@ def main():
     # security
     with open(os.path.join(ROOT, "Dockerfile"), encoding="utf-8") as f:
         dockerfile = f.read()
-    user = re.search(r"^USER (\d+)", dockerfile, re.M)
+    user = re.search(r"^USER (\d+)(?::(\d+))?", dockerfile, re.M)
     psc, csc = pod.get("securityContext", {}), c.get("securityContext", {})
     check(psc.get("runAsNonRoot") is True, "runAsNonRoot not set")
     check(user and psc.get("runAsUser") == int(user.group(1)), "runAsUser is not the image's USER")
+    group = int(user.group(2) or user.group(1)) if user else None
+    check(psc.get("runAsGroup") == group, f"runAsGroup {psc.get('runAsGroup')} is not the image's group {group}")
+    check(psc.get("fsGroup") == group, f"fsGroup {psc.get('fsGroup')} is not the image's group {group}: the user "
+          "could not write a fresh volume")
     check(csc.get("readOnlyRootFilesystem") is True, "root filesystem not read-only")
     check(csc.get("allowPrivilegeEscalation") is False, "allowPrivilegeEscalation not false")
     check("ALL" in csc.get("capabilities", {}).get("drop", []), "capabilities not dropped")
@@ -155,12 +167,53 @@ def main():
     for port in ports.values():
         check(re.search(rf"^EXPOSE .*\b{port}\b", dockerfile, re.M), f"Dockerfile does not EXPOSE {port}")
 
-    # the secret
-    ref = env.get("IQSTREAM_JWT_SECRET", {}).get("valueFrom", {}).get("secretKeyRef", {})
-    secret = one(docs, "Secret", ref.get("name"))
-    check(ref.get("key") in secret.get("stringData", {}), "secretKeyRef key not in secret.example.yaml")
-    check(not ref.get("optional"), "the JWT secret must not be optional (else dev mode)")
-    check("value" not in env.get("IQSTREAM_JWT_SECRET", {}), "JWT secret written in the manifest")
+    # the secrets
+    for var in ("IQSTREAM_JWT_SECRET", "IQSTREAM_CLUSTER_SECRET"):
+        ref = env.get(var, {}).get("valueFrom", {}).get("secretKeyRef", {})
+        secret = one(docs, "Secret", ref.get("name"))
+        check(ref.get("key") in secret.get("stringData", {}), f"{var}: secretKeyRef key not in secret.example.yaml")
+        check(not ref.get("optional"), f"{var}: the secret must not be optional (no JWT secret: dev mode)")
+        check("value" not in env.get(var, {}), f"{var}: secret written in the manifest")
+
+    # the disk: a claim per pod, mounted where --data-dir points
+    data_flag = "--data-dir" in flags and "IQSTREAM_DATA_DIR" in envs
+    check(data_flag, "the server has no --data-dir / IQSTREAM_DATA_DIR")
+    image_dir = re.search(r"IQSTREAM_DATA_DIR=(\S+)", dockerfile)
+    data_dir = env.get("IQSTREAM_DATA_DIR", {}).get("value") or (image_dir and image_dir.group(1))
+    check(image_dir and data_dir == image_dir.group(1),
+          f"data dir {data_dir} is not the image's IQSTREAM_DATA_DIR {image_dir and image_dir.group(1)}")
+    check(env.get("IQSTREAM_DURABILITY", {}).get("value", "disk") == "disk", "IQSTREAM_DURABILITY is not disk")
+    claims = {t["metadata"]["name"]: t for t in dep["spec"].get("volumeClaimTemplates", [])}
+    mounts = [m for m in c.get("volumeMounts", []) if m["mountPath"] == data_dir]
+    if check(len(mounts) == 1, f"no single volume mounted at the data dir {data_dir}"):
+        claim = claims.get(mounts[0]["name"])
+        check(claim is not None and mounts[0]["name"] not in vols,
+              f"the data dir's volume {mounts[0]['name']} is not a volumeClaimTemplate (a pod volume dies with the pod)")
+        check(not mounts[0].get("readOnly") and not mounts[0].get("subPath"), "the data dir is mounted read-only or "
+              "as a subPath")
+        if claim:
+            spec = claim.get("spec", {})
+            check(spec.get("accessModes") == ["ReadWriteOnce"], f"claim {mounts[0]['name']}: accessModes "
+                  f"{spec.get('accessModes')}, expected [ReadWriteOnce] (a node's data directory is its own)")
+            size = spec.get("resources", {}).get("requests", {}).get("storage")
+            check(size is not None and mem_bytes(size) >= 1 << 30, f"claim {mounts[0]['name']}: storage {size} < 1Gi")
+    retain = dep["spec"].get("persistentVolumeClaimRetentionPolicy", {})
+    check(retain.get("whenScaled", "Retain") == "Retain" and retain.get("whenDeleted", "Retain") == "Retain",
+          f"claims are deleted with their pods ({retain}): a node's streams would go with a scale-in")
+
+    # the cluster: each pod advertises its own DNS name, and lists every ordinal's
+    http_port = ports.get("http")
+    headless = dep["spec"].get("serviceName")
+    field = {n: e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") for n, e in env.items()}
+    check(field.get("POD_NAME") == "metadata.name" and field.get("POD_NAMESPACE") == "metadata.namespace",
+          "POD_NAME / POD_NAMESPACE are not the pod's metadata.name / metadata.namespace")
+    dns = f"{headless}.$(POD_NAMESPACE).svc.cluster.local:{http_port}"
+    advertise = env.get("IQSTREAM_ADVERTISE", {}).get("value")
+    check(advertise == f"$(POD_NAME).{dns}", f"IQSTREAM_ADVERTISE {advertise}, expected $(POD_NAME).{dns}")
+    replicas = dep["spec"].get("replicas", 1)
+    peers = (env.get("IQSTREAM_PEERS", {}).get("value") or "").split(",")
+    want = [f"{dep['metadata']['name']}-{i}.{dns}" for i in range(replicas)]
+    check(peers == want, f"IQSTREAM_PEERS {peers}, expected the {replicas} replicas' names {want}")
 
     # the image's version
     with open(os.path.join(ROOT, "pom.xml"), encoding="utf-8") as f:
@@ -171,6 +224,9 @@ def main():
     # Services and PDB
     svc = one(docs, "Service", "iqstream")
     nodes = one(docs, "Service", "iqstream-nodes")
+    check(headless == "iqstream-nodes", f"serviceName {headless} is not the headless Service iqstream-nodes")
+    check(nodes.get("spec", {}).get("publishNotReadyAddresses") is True, "iqstream-nodes must publish pods that are "
+          "not ready: peers reach a draining or starting node by its name")
     for s in (svc, nodes):
         check(selects(s.get("spec", {}).get("selector"), pod_labels), f"Service {s['metadata']['name']} selects no pod")
         for p in s.get("spec", {}).get("ports", []):
@@ -192,7 +248,8 @@ def main():
         sys.exit(1)
     used = sorted(n for n in env if n.startswith("IQSTREAM_"))
     print(f"test-manifests: ok ({len(docs)} files; {len(used)} variables checked against --help: {', '.join(used)}; "
-          f"ports {ports}; grace {grace}s > {pause_s}s + {drain_s:.0f}s)")
+          f"ports {ports}; grace {grace}s > {pause_s}s + {drain_s:.0f}s; {replicas} replicas, each advertising its "
+          f"pod name, peers {len(peers)}; data dir {data_dir} on claim {mounts[0]['name'] if mounts else None})")
 
 
 if __name__ == "__main__":

@@ -103,6 +103,51 @@ async function startIqStreamCluster(nodes) {
   };
 }
 
+/**
+ * One IQ-Stream node (JWT auth on) that a test can stop and start again on the same port and flags: {url, token(rights),
+ * kill(signal) (resolves once the process has exited), restart() (resolves once it is ready again), output(), stop()}.
+ * `flags` are added to the command line (e.g. --durability disk --data-dir DIR).
+ */
+export async function startNode(flags = []) {
+  if (!existsSync(JAR)) throw new Error(`server jar not found: ${JAR} (build it: ./iqstream build, or set IQSTREAM_JAR)`);
+  const secret = randomBytes(32).toString("hex");
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  let child;
+  let output = "";
+  const launch = async () => {
+    child = spawn(javaCommand(), ["-Xmx192m", "-jar", JAR, "serve", "--host", "127.0.0.1", "--port", String(port),
+      "--workers", "1", "--warmup", "0", "--jwt-secret", secret, ...flags], { stdio: ["ignore", "pipe", "pipe"] });
+    const c = child;
+    output += `--- started: ${flags.join(" ")} ---\n`;
+    c.stdout.on("data", (d) => { output += d; });
+    c.stderr.on("data", (d) => { output += d; });
+    await waitFor(async () => {
+      if (c.exitCode !== null) throw new Error(`the IQ-Stream node exited (${c.exitCode}):\n${output}`);
+      try { return (await fetch(`${url}/readyz`)).status === 200; } catch { return false; }
+    }, "the IQ-Stream node ready", 60_000);
+  };
+  const kill = (signal) => new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once("exit", resolve);
+    child.kill(signal);
+  });
+  await launch();
+  return {
+    url,
+    token: (rights) => mint(secret, rights),
+    streamUrl: (streamPath) => `${url}/v1/stream/${streamPath}`,
+    kill,
+    restart: launch,
+    output: () => output,
+    async stop() {
+      const t = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      await kill("SIGTERM");
+      clearTimeout(t);
+    },
+  };
+}
+
 async function startReference() {
   const { DurableStreamTestServer } = await import("@durable-streams/server");
   const server = new DurableStreamTestServer({ port: 0, host: "127.0.0.1", longPollTimeout: 500 });

@@ -58,7 +58,7 @@ public record BenchOptions(
    * Servers measured only when named: {@code netty-floor}, the HAProxy floor's relay on Netty in IQ-Stream's JVM
    * (docs/BENCHMARK.md, "The servers"; measured in docs/bench/jvmfloor-09a2668/).
    */
-  public static final List<String> EXTRA_SERVERS = List.of("netty-floor");
+  public static final List<String> EXTRA_SERVERS = List.of("netty-floor", "iqstream-disk");
 
   /**
    * The Durable Streams servers, on the same workload mapped onto streams (not in the default list: they are run
@@ -91,6 +91,8 @@ public record BenchOptions(
                               mercure (transport local), mercure-history (transport bolt),
                               centrifugo (default: all of these); netty-floor (the TCP floor's
                               relay on Netty, in a JVM with IQ-Stream's flags: the JVM's floor);
+                              iqstream-disk (IQ-Stream with --durability disk: ended runs
+                              written to disk and their memory freed);
                               and the Durable Streams servers,
                               each run = a JSON stream: iqstream-durable (IQ-Stream's /v1/stream/,
                               streams in memory), iqstream-durable-disk (on disk, --fsync batch),

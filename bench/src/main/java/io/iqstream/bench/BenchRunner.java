@@ -338,6 +338,8 @@ public final class BenchRunner {
       case "iqstream" -> new IqStreamServer(iqSetup.baselineJar() != null ? iqSetup.baselineJar()
           : IqStreamServer.defaultJar(repo), iqSetup,
           iqstreamJvmFlags(iqSetup));
+      case "iqstream-disk" -> IqStreamServer.onDisk(IqStreamServer.defaultJar(repo), iqSetup,
+          iqstreamJvmFlags(iqSetup));
       case "nchan" -> new NchanServer(repo.resolve("bench/peers"), NchanDriver.Publish.HTTP_POST);
       case "haproxy" -> new HaproxyServer(repo.resolve("bench/peers"));
       case "netty-floor" -> new NettyFloorServer(iqstreamJvmFlags());

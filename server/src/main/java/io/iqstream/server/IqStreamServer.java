@@ -18,6 +18,7 @@ import io.iqstream.server.storage.StreamStore;
 import io.iqstream.server.stream.DurableStreams;
 import io.iqstream.server.metrics.RefusalSummary;
 import io.iqstream.server.run.RunRegistry;
+import io.iqstream.server.run.RunSpill;
 import io.iqstream.server.warmup.Warmup;
 import io.iqstream.server.warmup.WarmupReport;
 import io.iqstream.server.worker.Transport;
@@ -123,6 +124,15 @@ public final class IqStreamServer implements AutoCloseable {
             metrics.diskUsedBytes = store::usedBytes;
             metrics.diskBudgetBytes = store::budgetBytes;
             try {
+                long runsT0 = System.nanoTime();
+                for (int i = 0; i < context.workers().size(); i++) {
+                    Worker w = context.workers().get(i);
+                    w.registry().spillTo(new RunSpill(store.directory(), store.writer(w.loop()), store::isFull));
+                }
+                int runs = RunSpill.recover(store.directory(), id -> context.workers().ownerOf(id).registry(),
+                        System.currentTimeMillis());
+                LOG.info("ended runs on disk: {} held again for the rest of their retention ({} ms)", runs,
+                        (System.nanoTime() - runsT0) / 1_000_000);
                 int n = context.durableStreams().recover(allocator);
                 LOG.info("durable streams on disk in {} (--fsync {}, --disk-budget {} MiB, {} MiB used): {} "
                         + "recovered in {} ms", config.storage().dataDir().toAbsolutePath(),

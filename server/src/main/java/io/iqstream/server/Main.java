@@ -5,6 +5,7 @@ import io.iqstream.server.config.ConfigException;
 import io.iqstream.server.config.ConfigParser;
 import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.log.JsonLogStream;
+import java.security.Security;
 import java.util.Arrays;
 
 /** {@code iqstream serve [flags]}: parses flags, starts the server, prints where it listens, drains on SIGTERM. */
@@ -36,6 +37,12 @@ public final class Main {
             System.err.println("iqstream: " + e.getMessage());
             System.exit(2);
             return;
+        }
+        if (config.clustered() && Security.getProperty("networkaddress.cache.ttl") == null) {
+            // peers are re-resolved every 0.5 s, and a pod that comes back has a new address: the JDK would keep a
+            // name's answer for 30 s and a failed lookup for 10 s (set before the first lookup, or it is not read)
+            Security.setProperty("networkaddress.cache.ttl", "1");
+            Security.setProperty("networkaddress.cache.negative.ttl", "1");
         }
         System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", config.logLevel());
         System.setProperty("org.slf4j.simpleLogger.showDateTime", "true");

@@ -6,7 +6,6 @@ import io.iqstream.server.cluster.Cluster;
 import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.demo.DemoSite;
 import io.iqstream.server.http.ListingSlots;
-import io.iqstream.server.http.ThreadRunsRoute;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.sse.RetryLines;
 import io.iqstream.server.stream.DurableStreams;
@@ -37,8 +36,7 @@ public final class ServerContext {
     private volatile boolean draining;
     private volatile boolean warmingUp;
     private volatile Telemetry telemetry = Telemetry.OFF;
-    private final ListingSlots threadListings = new ListingSlots(ThreadRunsRoute.MAX_IN_FLIGHT,
-            ThreadRunsRoute.MAX_IN_FLIGHT_PER_CALLER);
+    private final ListingSlots threadListings = ListingSlots.forThreadListings();
 
     public ServerContext(ServerConfig config, Workers workers, Authorizer authorizer, Metrics metrics,
             MemoryBudget budget) {
@@ -125,7 +123,7 @@ public final class ServerContext {
     void durableStreams(DurableStreams streams) {
         this.durableStreams = streams;
         this.streamSettings = new StreamExchange.Settings(streams, metrics, cors, replies, config.durableStreamsOpen(),
-                config.durableStreamsLongPollMs(), config.maxEventBytes());
+                config.durableStreamsLongPollMs(), config.sseLifetimeMs(), config.maxEventBytes());
     }
 
     /** The server's traces ({@link Telemetry#OFF} unless the OTEL_* variables ask for them). */

@@ -72,6 +72,15 @@ public final class IqStreamServer extends ProcessServer {
     return new IqStreamServer(jar, setup, jvmFlags, true, true);
   }
 
+  /**
+   * IQ-Stream on its own API with its default durability ({@code --durability disk}: a run that ends is written
+   * to a file of a fresh data directory and its memory freed a few seconds later): row {@code iqstream-disk}, the
+   * memory per run in flight with ended runs on disk beside {@code iqstream}'s, where they stay in memory.
+   */
+  public static IqStreamServer onDisk(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
+    return new IqStreamServer(jar, setup, jvmFlags, false, true);
+  }
+
   public IqStreamSetup setup() {
     return setup;
   }
@@ -90,8 +99,10 @@ public final class IqStreamServer extends ProcessServer {
 
   @Override
   public String name() {
-    return durableStreams ? setup.rowName().replaceFirst("^iqstream", onDisk ? "iqstream-durable-disk"
-        : "iqstream-durable") : setup.rowName();
+    if (!durableStreams) {
+      return onDisk ? setup.rowName().replaceFirst("^iqstream", "iqstream-disk") : setup.rowName();
+    }
+    return setup.rowName().replaceFirst("^iqstream", onDisk ? "iqstream-durable-disk" : "iqstream-durable");
   }
 
   /** Checks the jar and takes a private copy, so a rebuild during the bench cannot change it. */

@@ -1,5 +1,6 @@
 package io.iqstream.server.admission;
 
+import io.iqstream.server.metrics.BudgetGauges;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -20,7 +21,7 @@ import java.util.concurrent.atomic.LongAdder;
  * everything else, and to the heap's share ({@link #tryChargeHeap}, a quarter of the JVM's heap by default), so that
  * such objects are refused (503) while the heap still has room, whatever the budget says.
  */
-public final class MemoryBudget {
+public final class MemoryBudget implements BudgetGauges {
     /** Starting guess of a run's size: a WORKLOAD.md run is about 70 KiB of frames. */
     public static final long INITIAL_EXPECTED_RUN_BYTES = 96 * 1024;
 
@@ -101,14 +102,17 @@ public final class MemoryBudget {
         return maxSubscribers;
     }
 
+    @Override
     public long budgetBytes() {
         return budgetBytes;
     }
 
+    @Override
     public long committedBytes() {
         return committedBytes.get();
     }
 
+    @Override
     public long expectedRunBytes() {
         return expectedRunBytes;
     }
@@ -200,6 +204,7 @@ public final class MemoryBudget {
     }
 
     /** Bytes charged for unpacked copies now (all workers). */
+    @Override
     public long copyBytes() {
         return copyBytes.get();
     }
@@ -264,11 +269,13 @@ public final class MemoryBudget {
     }
 
     /** Heap charged by {@link #tryChargeHeap} now (all workers). */
+    @Override
     public long heapBytes() {
         return heapBytes.get();
     }
 
     /** The heap share {@link #tryChargeHeap} may take. */
+    @Override
     public long heapShareBytes() {
         return heapShareBytes;
     }

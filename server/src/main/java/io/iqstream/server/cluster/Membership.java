@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Who is in the cluster, and who takes new runs. Every {@link #PROBE_INTERVAL_MS} it re-resolves each
- * {@code --peers} host (a DNS name may list many addresses: a Kubernetes headless Service), adds this node's own
+ * {@code --peers} host (a DNS name may list many addresses: a Kubernetes headless Service) — or, when {@code
+ * --advertise} is a host name, takes each entry as one member by its name ({@link #byName}) — adds this node's own
  * {@code --advertise}, and asks every member {@code GET /readyz}, signed ({@link PeerAuth}): an answer without proof
  * of the cluster secret is no member at all (never ready, never alive: nothing is sent to it); 200 is
  * <em>ready</em> (takes new runs), any other proven answer is <em>alive</em> (holds runs, takes none: draining or at
@@ -100,9 +101,23 @@ public final class Membership implements AutoCloseable {
     /** Members whose last answer did not prove the secret (logged once as they turn so). Scheduler thread only. */
     private final Set<Member> unproven = new TreeSet<>();
     private final List<String> peers;
+    /**
+     * Members are named as {@code --advertise} names this node: by IP (each {@code --peers} host resolved; one DNS
+     * name may list many pods) or, when it is a host name, by name (each {@code --peers} entry is one member, never
+     * resolved: a StatefulSet's pod names). A member named so stays one while it is down, even while its name has
+     * no DNS record, so what it may hold on disk is never taken for gone ({@link Locator}).
+     */
+    private final boolean byName;
     private final HttpClient http;
     private final ClusterMetrics metrics;
     private final ScheduledExecutorService scheduler;
+    /**
+     * Members dropped from the alive set, by the rule that dropped them: refused connections in a row, or silence
+     * past {@link #DEAD_AFTER_MS}. Written by the scheduler thread only; read by tests, which check a drop's cause
+     * instead of how long it took.
+     */
+    private volatile int droppedOnRefusals;
+    private volatile int droppedOnSilence;
     /** Probes missed in a row, per member. Scheduler thread only. */
     private final Map<Member, Integer> misses = new HashMap<>();
     /** Refused connections in a row, per member. Scheduler thread only. */
@@ -121,6 +136,7 @@ public final class Membership implements AutoCloseable {
         this.self = self;
         this.auth = auth;
         this.peers = List.copyOf(peers);
+        this.byName = !isIpLiteral(self.host());
         this.metrics = metrics;
         this.view = new View(self, List.of(self), Set.of(self), Set.of(), Set.of());
         metrics.members(1, 1, 0);
@@ -186,6 +202,10 @@ public final class Membership implements AutoCloseable {
         members.add(self);
         for (String peer : peers) {
             Member named = Member.parse(peer);
+            if (byName) {
+                members.add(named);
+                continue;
+            }
             try {
                 for (InetAddress a : InetAddress.getAllByName(named.host())) {
                     members.add(new Member(a.getHostAddress(), named.port()));
@@ -257,6 +277,13 @@ public final class Membership implements AutoCloseable {
                 boolean dead = refusedInRow >= REFUSALS_TO_DEAD || n >= MIN_MISSES && silentLong;
                 if (dead) {
                     peerViews.remove(m);
+                    if (old.alive().contains(m)) {
+                        if (refusedInRow >= REFUSALS_TO_DEAD) {
+                            droppedOnRefusals++;
+                        } else {
+                            droppedOnSilence++;
+                        }
+                    }
                 } else {
                     // never answered yet and not surely dead: this view may lack a member
                     definitive &= old.alive().contains(m) || settled;
@@ -280,6 +307,21 @@ public final class Membership implements AutoCloseable {
         down.remove(self);
         publish(ready, alive, suspected, down, definitive);
     }
+    /** Members dropped because their connections were refused twice in a row. Any thread. */
+    int droppedOnRefusals() {
+        return droppedOnRefusals;
+    }
+
+    /** Members dropped because they were silent past {@link #DEAD_AFTER_MS}. Any thread. */
+    int droppedOnSilence() {
+        return droppedOnSilence;
+    }
+
+    /** Whether {@code host} is an IPv4 or IPv6 address rather than a name. */
+    static boolean isIpLiteral(String host) {
+        return host.matches("[0-9.]+") || host.indexOf(':') >= 0 || host.startsWith("[");
+    }
+
     /** A refusal only when the connection was refused; a timeout (connecting or answering) is a miss. */
     private static int failure(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {

@@ -1,6 +1,5 @@
 package io.iqstream.server.config;
 
-import io.iqstream.server.telemetry.Telemetry;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
@@ -57,7 +56,7 @@ public final class ConfigParser {
             }
             values.put(f, value);
         }
-        return build(values, Telemetry.configuredBy(env));
+        return build(values, TracingEnvironment.asksForTraces(env));
     }
 
     private static String get(EnumMap<Flag, String> v, Flag f) {
@@ -198,8 +197,17 @@ public final class ConfigParser {
                 adminPort, noExp.equals("true"),
                 jwksUrl, jwksTimeout, refreshMin, refreshMax, jwksMaxAge, jwksCa, List.copyOf(peers), advertise,
                 clusterSecret, (int) intIn(v, Flag.WARMUP, 0, 1_000_000), durableOpen.equals("true"),
-                positiveMs(v, Flag.DURABLE_STREAMS_LONG_POLL, 10), storage(v), logFormat.equals("json"), tracing,
-                storm(v));
+                positiveMs(v, Flag.DURABLE_STREAMS_LONG_POLL, 10), sseLifetimeMs(v), storage(v),
+                logFormat.equals("json"), tracing, storm(v));
+    }
+
+    /** {@code --sse-lifetime}: 0 (no end of its own), or at least 1 s. */
+    private static long sseLifetimeMs(EnumMap<Flag, String> v) {
+        long ms = positiveMs(v, Flag.SSE_LIFETIME, 0);
+        if (ms != 0 && ms < 1_000) {
+            throw bad(Flag.SSE_LIFETIME, get(v, Flag.SSE_LIFETIME), "0 (no end) or at least 1s");
+        }
+        return ms;
     }
 
     private static StormSettings storm(EnumMap<Flag, String> v) {

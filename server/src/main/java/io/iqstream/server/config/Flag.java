@@ -61,8 +61,9 @@ public enum Flag {
     PEERS("peers", "", "cluster members as host:port, comma-separated; each host is re-resolved every 0.5 s, so "
             + "one DNS name (a Kubernetes headless Service) lists every pod. Any node then serves any run, forwarding "
             + "to the node that holds it (default: off, a single node)"),
-    ADVERTISE("advertise", "", "this node's own host:port as its peers reach it (an IP, as --peers resolves to); "
-            + "required with --peers"),
+    ADVERTISE("advertise", "", "this node's own host:port as its peers reach it: an IP, as --peers resolves to, or "
+            + "a host name, and then each --peers entry is one member by its name, never resolved (a StatefulSet's "
+            + "pod names; one that is down stays a member); required with --peers"),
     CLUSTER_SECRET("cluster-secret", "", "shared secret (at least 32 bytes) that authenticates forwarded requests "
             + "between peers; required with --peers"),
     WARMUP("warmup", "6000", "requests the server makes to itself on a private loopback port before its main port "
@@ -78,6 +79,9 @@ public enum Flag {
             + "token (the conformance suite, local development); loopback --host only, said at start"),
     DURABLE_STREAMS_LONG_POLL("durable-streams-long-poll", "20s", "how long a Durable Streams long-poll (and an "
             + "idle SSE read, between control events) waits at the stream's tail"),
+    SSE_LIFETIME("sse-lifetime", "0", "how long a Durable Streams SSE response lasts before the server ends it "
+            + "and the client reconnects from its offset (0: until the stream closes or the client leaves; about 60s "
+            + "behind a CDN, so readers collapse onto its edge requests; else at least 1s)"),
     DURABILITY("durability", "disk", "where durable streams are kept: disk (each in a file of --data-dir; an append "
             + "is answered once it is durable, and every stream is recovered at start) or memory (lost when the "
             + "process ends)"),

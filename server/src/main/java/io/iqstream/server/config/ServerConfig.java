@@ -7,7 +7,7 @@ import java.util.List;
 /**
  * The server's whole configuration, validated once at start by {@link ConfigParser}; immutable, any thread.
  * Units are in the names. {@code jsonLogs}: {@code --log-format json}; {@code tracing}: the {@code OTEL_*}
- * variables ask for traces ({@code telemetry.Telemetry#configuredBy}); {@code storm}: what spreads and absorbs a
+ * variables ask for traces ({@link TracingEnvironment#asksForTraces}); {@code storm}: what spreads and absorbs a
  * reconnect storm ({@code --retry-jitter}, {@code --listen-backlog}).
  */
 public record ServerConfig(
@@ -56,6 +56,7 @@ public record ServerConfig(
         int warmupRequests,
         boolean durableStreamsOpen,
         long durableStreamsLongPollMs,
+        long sseLifetimeMs,
         StorageSettings storage,
         boolean jsonLogs,
         boolean tracing,
@@ -86,7 +87,7 @@ public record ServerConfig(
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, bodyTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
                 peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs,
-                storage, jsonLogs, tracing, storm);
+                sseLifetimeMs, storage, jsonLogs, tracing, storm);
     }
 
     /** A copy with the given memory budget (resolved from the container when the flag is absent). */
@@ -97,6 +98,6 @@ public record ServerConfig(
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, bodyTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
                 peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs,
-                storage, jsonLogs, tracing, storm);
+                sseLifetimeMs, storage, jsonLogs, tracing, storm);
     }
 }

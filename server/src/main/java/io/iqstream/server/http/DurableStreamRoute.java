@@ -246,6 +246,16 @@ final class DurableStreamRoute {
         }
     }
 
+    /** Whether the answer waits for its write to be durable (a pipelined request is then held, not refused). */
+    boolean awaitsStorage() {
+        return answered && live != null && live.awaitsStorage();
+    }
+
+    /** Calls {@code then} once the answer that {@link #awaitsStorage} is written, with whether it kept alive. */
+    void whenDone(java.util.function.Consumer<Boolean> then) {
+        live.whenDone(then);
+    }
+
     /** Whether a later request may be read on this connection. */
     boolean isDone() {
         return answered && (live == null || live.isDone());

@@ -19,6 +19,7 @@ import io.iqstream.server.stream.DurableStreamProtocol;
 import io.iqstream.server.stream.DurableStreams;
 import io.iqstream.server.wire.HttpReplies;
 import io.iqstream.server.wire.LastEventId;
+import io.iqstream.server.wire.WaitingReader;
 import io.iqstream.server.worker.ChannelHandoff;
 import io.iqstream.server.worker.Worker;
 import io.netty.buffer.ByteBuf;
@@ -53,7 +54,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>One instance per connection; it follows the connection from loop to loop and is confined to its current one.
  */
-public final class HttpRequestHandler extends ChannelInboundHandlerAdapter implements ChunkedBodyReader.Sink {
+public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
+        implements ChunkedBodyReader.Sink, WaitingReader {
     private static final Logger LOG = LoggerFactory.getLogger(HttpRequestHandler.class);
 
     /** Test hook: runs with the run id on the run's owner loop (after any hand-off) before the request is served. */
@@ -64,7 +66,11 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
     private final ChunkedBodyReader body;
     private final HttpReplies replies;
     private final Metrics metrics;
-    private final ArrayDeque<Object> held = new ArrayDeque<>(4);
+    /** Messages read while the request before them cannot be served yet; made on first use (an idle reader has none). */
+    private ArrayDeque<Object> held;
+    /** A live reader waits on this connection ({@link #readerWaiting}); its request path is out while it does. */
+    private boolean readerWaits;
+    private boolean requestPathDropped;
     private boolean moving;
     private boolean failed;
     /** The connection's I/O failure was logged (at debug): once per connection, not once per queued write. */
@@ -106,7 +112,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (moving) {
-            held.add(msg);
+            held().add(msg);
             return;
         }
         dispatch(ctx, msg);
@@ -152,6 +158,10 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
                 relay.onContent(new DefaultHttpContent(data));
             } else {
                 data.release();
+                if (requestPathDropped) {
+                    // a request pipelined behind a live read: not served (as with the decoder in place), closed
+                    ctx.close();
+                }
             }
             return;
         }
@@ -200,9 +210,16 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
     private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
         if (relay != null && !relay.isDone()) {
             // a request pipelined behind one relayed to another node: it waits until that answer is whole
-            held.add(request);
+            held().add(request);
             awaitAnswer();
             relay.whenDone(this::answered);
+            return;
+        }
+        if (stream != null && stream.awaitsStorage()) {
+            // a request pipelined behind a write whose answer waits for the disk: it waits until that answer is out
+            held().add(request);
+            awaitAnswer();
+            stream.whenDone(this::answered);
             return;
         }
         if (subscribe != null && !subscribe.isDone() || publish != null || demo != null
@@ -401,7 +418,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
                     streams::holds, keepAlive, fromPeer, afterLookup(() -> {
                         relay = null;
                         if (relayedEnd) {
-                            held.addFirst(LastHttpContent.EMPTY_LAST_CONTENT); // the (empty) body's end
+                            held().addFirst(LastHttpContent.EMPTY_LAST_CONTENT); // the (empty) body's end
                         }
                         serveStreamHere(ctx, request, target, keepAlive, readable);
                     }));
@@ -476,9 +493,51 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
     }
 
     private void releaseHeld() {
-        while (!held.isEmpty()) {
+        while (held != null && !held.isEmpty()) {
             ReferenceCountUtil.release(held.poll());
         }
+    }
+
+    private ArrayDeque<Object> held() {
+        if (held == null) {
+            held = new ArrayDeque<>(4);
+        }
+        return held;
+    }
+
+    @Override
+    public void readerWaiting() {
+        if (readerWaits) {
+            return;
+        }
+        readerWaits = true;
+        // not now: this may be inside the codec's own call (a request's head or end being decoded)
+        ctx.executor().execute(this::dropRequestPath);
+    }
+
+    private void dropRequestPath() {
+        if (readerWaits && !requestPathDropped && ctx.channel().isActive() && !ctx.isRemoved()) {
+            IqStreamInitializer.dropRequestPath(ctx.pipeline());
+            requestPathDropped = true;
+            metrics.idleReaderConnections.increment();
+        }
+    }
+
+    @Override
+    public void readerDone() {
+        readerWaits = false;
+        if (requestPathDropped) {
+            requestPathDropped = false;
+            metrics.idleReaderConnections.decrement();
+            if (ctx.channel().isActive()) {
+                IqStreamInitializer.restoreRequestPath(ctx.pipeline(), timeouts);
+            }
+        }
+    }
+
+    @Override
+    public ChannelHandlerContext belowCodec() {
+        return ctx.pipeline().context(body);
     }
 
     /** The right a run request needs; null for reading a run's status (any right) or a method not allowed. */
@@ -493,7 +552,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
     }
 
     private void replayHeld(ChannelHandlerContext ctx) {
-        while (!moving && !held.isEmpty()) {
+        while (!moving && held != null && !held.isEmpty()) {
             dispatch(ctx, held.poll());
         }
         if (!moving && publish != null) {
@@ -662,6 +721,11 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter imple
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
+        readerWaits = false;
+        if (requestPathDropped) {
+            requestPathDropped = false;
+            metrics.idleReaderConnections.decrement();
+        }
         endRoutes();
         if (subscribe != null) {
             subscribe.closed();

@@ -5,6 +5,7 @@ import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.telemetry.RequestScopeHandler;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
 
@@ -25,7 +26,13 @@ import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
  *       requests to their worker and serves them there ({@link HttpRequestHandler}).
  * </ol>
  * Nothing else: no aggregator (publish bodies are streamed), no extra buffering (subscribers write slices of the
- * run's log, framed below the codec by {@code sse.ChunkFramer}).
+ * run's log, framed below the codec by {@code wire.ChunkFramer}).
+ *
+ * <p>While a live reader waits (an SSE response streaming, a long-poll at its tail) its connection needs no
+ * request path: {@link #dropRequestPath} takes {@code arrival}, {@code http} and {@code expect} out (the codec's
+ * decoder, its parser state and buffers: about half of an idle reader's memory) and puts the shared
+ * {@link StreamEndEncoder} where the codec was; {@link #restoreRequestPath} puts fresh ones back when it ends
+ * ({@code wire.WaitingReader}).
  */
 public final class IqStreamInitializer extends ChannelInitializer<Channel> {
     /** The longest request line decoded (longer: 400); public for the tests that send maximal heads. */
@@ -56,7 +63,7 @@ public final class IqStreamInitializer extends ChannelInitializer<Channel> {
         ch.pipeline()
                 .addLast("body", body)
                 .addLast("arrival", timeouts.arrivalWatch())
-                .addLast("http", new HttpServerCodec(MAX_INITIAL_LINE_BYTES, MAX_HEADER_BYTES, MAX_CHUNK_BYTES))
+                .addLast("http", newCodec())
                 .addLast("timeouts", timeouts)
                 .addLast("expect", new HttpServerExpectContinueHandler());
         if (server.telemetry().isOn() || config.jsonLogs()) {
@@ -67,5 +74,27 @@ public final class IqStreamInitializer extends ChannelInitializer<Channel> {
             ch.pipeline().addLast("peer", server.cluster().newProofHandler());
         }
         ch.pipeline().addLast("relay", new HttpRequestHandler(server, timeouts, body));
+    }
+
+    private static HttpServerCodec newCodec() {
+        return new HttpServerCodec(MAX_INITIAL_LINE_BYTES, MAX_HEADER_BYTES, MAX_CHUNK_BYTES);
+    }
+
+    /**
+     * A live reader waits on this connection: the request path ({@code arrival}, the codec, {@code expect}) leaves
+     * the pipeline, the shared {@link StreamEndEncoder} takes the codec's place. Not from inside the codec's own
+     * call (its decoder would be removed mid-decode): the caller defers it to a task.
+     */
+    static void dropRequestPath(ChannelPipeline pipeline) {
+        pipeline.remove("arrival");
+        pipeline.remove("expect");
+        pipeline.replace("http", "http", StreamEndEncoder.INSTANCE);
+    }
+
+    /** The reader ended: a fresh request path, as {@link #initChannel} made it, for the connection's next request. */
+    static void restoreRequestPath(ChannelPipeline pipeline, RequestTimeoutHandler timeouts) {
+        pipeline.replace("http", "http", newCodec());
+        pipeline.addBefore("http", "arrival", timeouts.arrivalWatch());
+        pipeline.addAfter("timeouts", "expect", new HttpServerExpectContinueHandler());
     }
 }

@@ -25,10 +25,20 @@ public final class ListingSlots {
         NODE_BUSY
     }
 
+    /** Thread listings gathered at once on a node. */
+    public static final int THREAD_LISTINGS = 4;
+    /** Thread listings gathered at once on a node for one caller (a token subject): its share. */
+    public static final int THREAD_LISTINGS_PER_CALLER = 2;
+
     private final int maxInFlight;
     private final int maxPerCaller;
     private final AtomicInteger inFlight = new AtomicInteger();
     private final ConcurrentHashMap<String, Integer> callers = new ConcurrentHashMap<>();
+
+    /** The node's thread listings: {@value #THREAD_LISTINGS} at once, {@value #THREAD_LISTINGS_PER_CALLER} a caller. */
+    public static ListingSlots forThreadListings() {
+        return new ListingSlots(THREAD_LISTINGS, THREAD_LISTINGS_PER_CALLER);
+    }
 
     public ListingSlots(int maxInFlight, int maxPerCaller) {
         if (maxInFlight < 1 || maxPerCaller < 1 || maxPerCaller > maxInFlight) {

@@ -62,10 +62,10 @@ public final class ThreadRunsRoute {
     public static final int DEFAULT_LIMIT = 100;
     /** Largest {@code limit}. */
     public static final int MAX_LIMIT = 1000;
-    /** Listings gathered at once on a node. */
-    public static final int MAX_IN_FLIGHT = 4;
+    /** Listings gathered at once on a node ({@link ListingSlots#forThreadListings}). */
+    public static final int MAX_IN_FLIGHT = ListingSlots.THREAD_LISTINGS;
     /** Listings gathered at once on a node for one caller (a token subject): its share. */
-    public static final int MAX_IN_FLIGHT_PER_CALLER = 2;
+    public static final int MAX_IN_FLIGHT_PER_CALLER = ListingSlots.THREAD_LISTINGS_PER_CALLER;
 
     private static final String PREFIX = "/v1/threads/";
     private static final String RUNS = "/runs";

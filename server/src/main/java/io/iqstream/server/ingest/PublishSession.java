@@ -302,7 +302,7 @@ public final class PublishSession implements EventSink {
     }
 
     /**
-     * Data of the body read below the HTTP codec ({@code http.ChunkedBodyReader}: a chunked body's data chunks).
+     * Data of the body read below the HTTP codec (the HTTP layer's chunked body reader: a chunked body's data chunks).
      * Takes ownership of {@code data}.
      */
     public void onBody(ByteBuf data) {

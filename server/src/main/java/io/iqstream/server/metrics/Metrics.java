@@ -1,6 +1,5 @@
 package io.iqstream.server.metrics;
 
-import io.iqstream.server.admission.MemoryBudget;
 import io.netty.buffer.PoolArenaMetric;
 import io.netty.buffer.PoolChunkListMetric;
 import io.netty.buffer.PoolChunkMetric;
@@ -16,6 +15,10 @@ public final class Metrics {
     public final LongAdder runsCreated = new LongAdder();
     public final LongAdder runsEnded = new LongAdder();
     public final LongAdder runsExpired = new LongAdder();
+    /** Ended runs whose bytes left memory, their file on disk holding them ({@code --durability disk}). */
+    public final LongAdder runsSpilled = new LongAdder();
+    /** Ended runs loaded back from their file for a reader. */
+    public final LongAdder runsLoaded = new LongAdder();
     public final LongAdder runsActive = new LongAdder();
     public final LongAdder subscribersActive = new LongAdder();
     public final LongAdder subscribersTotal = new LongAdder();
@@ -49,6 +52,11 @@ public final class Metrics {
     public volatile long durableRecoveryMs;
     /** Connections held on the main port (the admin port's are not counted). */
     public final LongAdder connectionsOpen = new LongAdder();
+    /**
+     * Main-port connections whose live reader waits with its request path dropped (an SSE response streaming, a
+     * long-poll at its tail: {@code wire.WaitingReader}); the rest of {@link #connectionsOpen} are the others.
+     */
+    public final LongAdder idleReaderConnections = new LongAdder();
     /** Connections closed at once because the main port was at --max-connections. */
     public final LongAdder connectionsRefusedMax = new LongAdder();
     /** Connections closed at once because the admin port was at its own small cap. */
@@ -131,12 +139,16 @@ public final class Metrics {
     }
 
     /** The Prometheus text exposition (format 0.0.4). */
-    public String render(MemoryBudget budget, boolean draining) {
+    public String render(BudgetGauges budget, boolean draining) {
         StringBuilder sb = new StringBuilder(4096);
         gauge(sb, "iqstream_runs_active", "Runs held in memory (open or within retention).", runsActive.sum());
         counter(sb, "iqstream_runs_created_total", "Runs created.", runsCreated.sum());
         counter(sb, "iqstream_runs_ended_total", "Runs that received their terminal event.", runsEnded.sum());
         counter(sb, "iqstream_runs_expired_total", "Runs freed after retention or deleted.", runsExpired.sum());
+        counter(sb, "iqstream_runs_spilled_total", "Ended runs whose bytes left memory for their file on disk.",
+                runsSpilled.sum());
+        counter(sb, "iqstream_runs_loaded_total", "Ended runs loaded back from their file for a reader.",
+                runsLoaded.sum());
         counter(sb, "iqstream_runs_publisher_lost_total", "Runs ended with RUN_ERROR PUBLISHER_LOST.",
                 publishersLost.sum());
         counter(sb, "iqstream_runs_idle_ended_total", "Runs ended with RUN_ERROR RUN_IDLE.", runsIdled.sum());
@@ -179,6 +191,18 @@ public final class Metrics {
                 durableBytesOut.sum());
         gauge(sb, "iqstream_durable_sse_readers", "Open SSE reads of durable streams.", durableSseReaders.sum());
         gauge(sb, "iqstream_connections_open", "Connections open on the main port.", connectionsOpen.sum());
+        long open = connectionsOpen.sum();
+        long idleReaders = idleReaderConnections.sum();
+        sb.append("# HELP iqstream_connections Main-port connections by state: idle_reader, a live reader waiting"
+                + " with its request path dropped (SSE streaming, long-poll at the tail); other, the rest.\n");
+        sb.append("# TYPE iqstream_connections gauge\n");
+        sb.append("iqstream_connections{state=\"idle_reader\"} ").append(idleReaders).append('\n');
+        sb.append("iqstream_connections{state=\"other\"} ").append(Math.max(0, open - idleReaders)).append('\n');
+        gauge(sb, "iqstream_connection_idle_reader_bytes", "Estimated server memory (heap objects of the channel,"
+                + " its pipeline and its reader) one idle_reader connection holds, in bytes.",
+                ConnectionFootprint.IDLE_READER_BYTES);
+        gauge(sb, "iqstream_connections_idle_reader_bytes", "iqstream_connections{state=\"idle_reader\"} times"
+                + " iqstream_connection_idle_reader_bytes.", idleReaders * ConnectionFootprint.IDLE_READER_BYTES);
         sb.append("# HELP iqstream_connections_refused_total Connections closed at once on accept, by reason.\n");
         sb.append("# TYPE iqstream_connections_refused_total counter\n");
         sb.append("iqstream_connections_refused_total{reason=\"max_connections\"} ")

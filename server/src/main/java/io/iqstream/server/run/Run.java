@@ -29,7 +29,7 @@ import java.util.concurrent.ScheduledFuture;
 public final class Run {
     private final String id;
     private final RunProtocol protocol;
-    private final RunLog log;
+    private RunLog log;
     private final long createdNanos;
     /** The readers told of each append (awake). */
     private final ArrayList<RunReader> readers = new ArrayList<>(2);
@@ -50,6 +50,10 @@ public final class Run {
     private long restoreToId;
     /** The span context of the request that published it last, when traced; readers' spans link to it. */
     private SpanContext traceContext;
+    /** Ended and written whole to its file in the data directory ({@link RunSpill}). */
+    private boolean onDisk;
+    /** When its bytes were last needed in memory (ended, or loaded back from its file), for {@link RunSpill}. */
+    private long inMemorySinceNanos;
 
     /** An AG-UI run. */
     public Run(String id, ByteBufAllocator allocator, SegmentCodec codec, SegmentCopies copies, long nowNanos) {
@@ -85,6 +89,37 @@ public final class Run {
 
     public RunLog log() {
         return log;
+    }
+
+    /** Whether the ended run is written whole to its file (then its bytes may leave memory). */
+    public boolean isOnDisk() {
+        return onDisk;
+    }
+
+    void onDisk(boolean written) {
+        this.onDisk = written;
+    }
+
+    /** Whether its events are only on disk now: a reader must have them loaded first ({@link RunRegistry#load}). */
+    public boolean isSpilled() {
+        return onDisk && log.isReleased();
+    }
+
+    long inMemorySinceNanos() {
+        return inMemorySinceNanos;
+    }
+
+    void inMemorySince(long nanos) {
+        this.inMemorySinceNanos = nanos;
+    }
+
+    /** Its events loaded back from its file into {@code loaded} (sealed, the same ids); the released log goes. */
+    void replaceLog(RunLog loaded) {
+        if (loaded.size() != log.size()) {
+            throw new IllegalStateException("run " + id + ": " + loaded.size() + " events loaded, " + log.size()
+                    + " ended with");
+        }
+        this.log = loaded;
     }
 
     /** Id of the last event (0 when empty). */

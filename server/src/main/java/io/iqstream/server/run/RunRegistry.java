@@ -42,9 +42,23 @@ public final class RunRegistry {
     private final SegmentCodec codec;
     private final SegmentCopies copies;
     private final ThreadIndex threads;
+    /** Ended runs go to disk ({@code --durability disk}); null: they stay in memory for their retention. */
+    private RunSpill spill;
+    /** Ended runs on disk whose bytes are in memory too (just ended, or loaded for a reader). */
+    private final ArrayList<Run> onDiskInMemory = new ArrayList<>();
+    /** Readers waiting for a run's bytes to be loaded back from its file, by run. */
+    private final HashMap<Run, ArrayList<java.util.function.Consumer<Boolean>>> loading = new HashMap<>();
     private ScheduledFuture<?> sweeper;
     /** Set by {@link #dropAll}: the server is closing. */
     private boolean closed;
+
+    /**
+     * How long an ended run on disk keeps its bytes in memory after it ended or was last loaded, once no reader
+     * holds it: the browsers that reconnect right after the end read from memory, and a run at rest costs only
+     * its few fields ({@link RunLog#RUN_OVERHEAD_BYTES}) for the rest of its retention.
+     */
+    static final long KEEP_LOADED_NANOS = TimeUnit.SECONDS.toNanos(5);
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RunRegistry.class);
 
     /** How often idle unpacked copies are freed and expired tombstones forgotten. */
     static final long SWEEP_INTERVAL_MS = 200;
@@ -80,6 +94,7 @@ public final class RunRegistry {
             copies.sweep(now);
         }
         tombstones.purge(now, 1024);
+        freeLoadedRuns(now, false);
         sweptMs += SWEEP_INTERVAL_MS;
         if (sweptMs >= CACHE_TRIM_INTERVAL_MS && allocator instanceof PooledByteBufAllocator pooled) {
             sweptMs = 0;
@@ -89,7 +104,153 @@ public final class RunRegistry {
 
     /** Memory is short: frees every idle unpacked copy, lingering ones too. True when that gave bytes back. */
     private boolean freeIdleCopies() {
-        return copies != null && copies.sweep() > 0;
+        boolean freed = freeLoadedRuns(System.nanoTime(), true);
+        return copies != null && copies.sweep() > 0 || freed;
+    }
+
+    /** Writes ended runs to {@code spill} from now on ({@code --durability disk}); once, at start. */
+    public void spillTo(RunSpill to) {
+        this.spill = to;
+    }
+
+    /**
+     * Frees the bytes of ended runs on disk that no reader holds: those idle for {@link #KEEP_LOADED_NANOS}, or
+     * all of them when {@code now} is asked for (memory is short). True when any were freed.
+     */
+    private boolean freeLoadedRuns(long now, boolean all) {
+        boolean freed = false;
+        for (int i = onDiskInMemory.size() - 1; i >= 0; i--) {
+            Run r = onDiskInMemory.get(i);
+            if (r.isDropped() || r.log().isReleased()) {
+                onDiskInMemory.remove(i);
+            } else if (r.readerCount() == 0 && (all || now - r.inMemorySinceNanos() >= KEEP_LOADED_NANOS)) {
+                onDiskInMemory.remove(i);
+                r.log().release();
+                budget.release(r.chargedBytes() - RunLog.RUN_OVERHEAD_BYTES);
+                r.chargedBytes(RunLog.RUN_OVERHEAD_BYTES);
+                metrics.runsSpilled.increment();
+                freed = true;
+            }
+        }
+        return freed;
+    }
+
+    /** The ended run's file is written (or failed): from now on its bytes may leave memory. */
+    private void written(Run run, java.io.IOException failure) {
+        if (failure != null) {
+            LOG.warn("run {}: writing its file failed, kept in memory for its retention: {}", run.id(),
+                    failure.toString());
+            return;
+        }
+        if (run.isDropped()) {
+            if (!closed) {
+                spill.remove(run.id()); // dropped (DELETE) while its file was on its way
+            }
+            return;
+        }
+        run.onDisk(true);
+        onDiskInMemory.add(run);
+    }
+
+    /**
+     * Has an ended run's bytes in memory for a reader: at once ({@code ready} gets true now) unless it is
+     * {@linkplain Run#isSpilled spilled}; then its file is read on the worker's storage thread and {@code ready}
+     * gets true once the bytes are back, charged to the budget, or false when they cannot be (the budget is full,
+     * or the file cannot be read: logged). On this loop.
+     */
+    public void load(Run run, java.util.function.Consumer<Boolean> ready) {
+        if (!run.isSpilled()) {
+            ready.accept(true);
+            return;
+        }
+        ArrayList<java.util.function.Consumer<Boolean>> waiting = loading.get(run);
+        if (waiting != null) {
+            waiting.add(ready);
+            return;
+        }
+        waiting = new ArrayList<>(2);
+        waiting.add(ready);
+        loading.put(run, waiting);
+        spill.read(run.id(), (saved, failure) -> loaded(run, saved, failure));
+    }
+
+    private void loaded(Run run, RunSpill.Saved saved, java.io.IOException failure) {
+        ArrayList<java.util.function.Consumer<Boolean>> waiting = loading.remove(run);
+        boolean ok = false;
+        if (failure != null) {
+            LOG.error("run {}: its file cannot be read, not served: {}", run.id(), failure.toString());
+        } else if (!run.isDropped() && run.isSpilled()) {
+            ok = refill(run, saved);
+        } else {
+            ok = !run.isDropped();
+        }
+        if (ok) {
+            run.inMemorySince(System.nanoTime());
+            metrics.runsLoaded.increment();
+        }
+        if (waiting != null) {
+            for (java.util.function.Consumer<Boolean> w : waiting) {
+                w.accept(ok);
+            }
+        }
+    }
+
+    /** Puts a spilled run's saved events back into a sealed log of its own, within the budget. */
+    private boolean refill(Run run, RunSpill.Saved saved) {
+        long estimate = RunLog.RUN_OVERHEAD_BYTES;
+        for (java.nio.ByteBuffer e : saved.events()) {
+            estimate += e.remaining() + 24;
+        }
+        estimate += (estimate / RunLog.SEGMENT_BYTES + 1) * (RunLog.SEGMENT_BYTES + RunLog.SEGMENT_OVERHEAD_BYTES);
+        if (!budget.tryChargeWithinBudget(estimate)) {
+            return false;
+        }
+        RunLog log = new RunLog(allocator, codec, copies);
+        for (java.nio.ByteBuffer e : saved.events()) {
+            log.append(Unpooled.wrappedBuffer(e.duplicate()));
+        }
+        log.seal();
+        run.replaceLog(log);
+        long held = log.heldBytes();
+        budget.release(estimate - held + RunLog.RUN_OVERHEAD_BYTES);
+        run.chargedBytes(held);
+        onDiskInMemory.add(run);
+        return true;
+    }
+
+    /**
+     * Holds a run recovered from its file at start: ended, its bytes on disk only, in its thread's listing, until
+     * its retention (from its end) passes. False when its retention has passed (its file is removed) or the
+     * budget cannot hold it. On the starting thread, before the worker serves.
+     */
+    public boolean restore(RunSpill.Saved saved, long nowMs) {
+        long leftMs = saved.endedAtMs() + config.retentionMs() - nowMs;
+        if (leftMs <= 0) {
+            spill.remove(saved.runId());
+            return false;
+        }
+        long threadBytes = saved.threadId() == null ? 0 : ThreadIndex.bytesFor(saved.threadId());
+        if (runs.containsKey(saved.runId())
+                || !budget.tryChargeWithinBudget(RunLog.RUN_OVERHEAD_BYTES + threadBytes)) {
+            return false;
+        }
+        Run run = new Run(saved.runId(), saved.protocol(), allocator, codec, copies, System.nanoTime());
+        for (java.nio.ByteBuffer e : saved.events()) {
+            ByteBuf json = Unpooled.wrappedBuffer(e.duplicate());
+            run.store(json, run.log().frameLength(json.readableBytes()), false, System.nanoTime());
+        }
+        run.markEndedWithoutEvent();
+        run.endedAt(saved.endedAtMs());
+        run.log().release();
+        run.onDisk(true);
+        run.chargedBytes(RunLog.RUN_OVERHEAD_BYTES);
+        if (saved.threadId() != null) {
+            threads.restore(saved.threadId(), run, saved.startedAtMicros(), threadBytes);
+        }
+        runs.put(run.id(), run);
+        metrics.runsActive.increment();
+        run.timer(loop.schedule(() -> drop(run), leftMs, TimeUnit.MILLISECONDS));
+        return true;
     }
 
     /** The shared unpacked copies of this worker's packed segments (null when the log is not packed). */
@@ -308,6 +469,13 @@ public final class RunRegistry {
         run.chargedBytes(held);
         run.reservedBytes(0);
         run.timer(loop.schedule(() -> drop(run), config.retentionMs(), TimeUnit.MILLISECONDS));
+        if (spill != null && !closed) {
+            run.inMemorySince(System.nanoTime());
+            if (!spill.write(run, failure -> written(run, failure))) {
+                LOG.debug("run {}: not written to disk now (storage queue full or memory short); kept in memory",
+                        run.id());
+            }
+        }
     }
 
     /**
@@ -366,6 +534,9 @@ public final class RunRegistry {
             metrics.runsEnded.increment();
         }
         run.markDropped();
+        if (run.isOnDisk() && !closed) {
+            spill.remove(run.id());
+        }
         run.log().release();
         budget.release(run.chargedBytes());
         run.chargedBytes(0);

@@ -106,6 +106,16 @@ public final class ThreadIndex {
         threads.computeIfAbsent(threadId, k -> new ArrayList<>(2)).add(run);
     }
 
+    /**
+     * Indexes a run recovered from its file at start under {@code threadId}, with its start stamp as it was;
+     * {@code bytes} ({@link #bytesFor}) already charged. Keeps the thread's runs in listing order.
+     */
+    void restore(String threadId, Run run, long startedAtMicros, long bytes) {
+        run.indexed(threadId, startedAtMicros);
+        threads.computeIfAbsent(threadId, k -> new ArrayList<>(2)).add(run);
+        chargedBytes += bytes;
+    }
+
     /** Takes a dropped run out of the index and gives its charge back. */
     void remove(Run run) {
         String threadId = run.threadId();

@@ -13,6 +13,9 @@ import io.iqstream.server.run.RunReader;
 import io.iqstream.server.run.RunRegistry;
 import io.iqstream.server.run.RunWaiter;
 import io.iqstream.server.telemetry.RequestSpans;
+import io.iqstream.server.wire.ChunkFramer;
+import io.iqstream.server.wire.ReaderTicks;
+import io.iqstream.server.wire.WaitingReader;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
@@ -61,7 +64,7 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Confined to the run's worker loop.
  */
-public final class SubscriberStream implements RunReader, RunWaiter {
+public final class SubscriberStream implements RunReader, RunWaiter, ReaderTicks.Ticked {
     private static final Logger LOG = LoggerFactory.getLogger(SubscriberStream.class);
     private static final ByteBuf HEARTBEAT = Unpooled.unreleasableBuffer(
             Unpooled.directBuffer(6).writeBytes(": hb\n\n".getBytes(StandardCharsets.US_ASCII))).asReadOnly();
@@ -86,7 +89,8 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     private static final AsciiString NO = AsciiString.cached("no");
 
     private final ChannelHandlerContext ctx;
-    private final HttpRequest request;
+    /** The request; null once the stream began (a streaming reader answers nothing more that needs it). */
+    private HttpRequest request;
     private final ServerContext server;
     private final RunRegistry registry;
     private final String runId;
@@ -115,7 +119,11 @@ public final class SubscriberStream implements RunReader, RunWaiter {
     private long unwritableSinceNanos;
     /** When the log last refused to unpack a segment for this stream (budget full), or 0. */
     private long memoryWaitSinceNanos;
+    /** The await-run timeout while it waits for its run; null once streaming (its loop's {@link #ticks} then). */
     private ScheduledFuture<?> timer;
+    /** Its loop's reader timers, where its tick (heartbeat, lag cut) has a slot while it streams; or null. */
+    private ReaderTicks ticks;
+    private int tickSlot = -1;
     private boolean holdsSlot;
     /** The HTTP codec's context, to write chunks below it ({@link ChunkFramer}); null for HTTP/1.0. */
     private ChannelHandlerContext codec;
@@ -228,6 +236,23 @@ public final class SubscriberStream implements RunReader, RunWaiter {
             server.replies().empty(ctx, request, HttpResponseStatus.NO_CONTENT, keepAlive);
             return;
         }
+        if (r.isSpilled()) {
+            // an ended run at rest is on disk only: its bytes come back first, read on the worker's storage thread
+            registry.load(r, ok -> {
+                if (done || !ctx.channel().isActive()) {
+                    return; // closed meanwhile: closed() gave the slot back
+                }
+                if (ok && !r.isDropped()) {
+                    attach(r);
+                } else if (r.isDropped()) {
+                    refuse(Refusal.GONE, HttpResponseStatus.GONE, "run " + runId + " has expired");
+                } else {
+                    refuse(Refusal.OVER_BUDGET, HttpResponseStatus.SERVICE_UNAVAILABLE,
+                            "this ended run's history cannot be loaded from disk now; retry");
+                }
+            });
+            return;
+        }
         // resumeAfter < last <= Integer.MAX_VALUE here, so the next id fits an int
         nextId = (int) (resumeAfter + 1);
         if (snapshot) {
@@ -264,10 +289,16 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         server.cors().apply(request, response.headers());
         // nothing watches this write's outcome: a void promise (a failure goes to the pipeline's exceptionCaught)
         ctx.write(response, ctx.voidPromise());
-        if (!http10) {
-            // the log's frames go out as chunks written below the encoder (it has the response head by now)
+        WaitingReader waiting = http10 ? null : WaitingReader.of(ctx);
+        if (waiting != null) {
+            // the log's frames go out as chunks written below the codec, which has the response head by now and
+            // leaves the pipeline while the stream is open (a fresh one comes back at its end)
+            codec = waiting.belowCodec();
+            waiting.readerWaiting();
+        } else if (!http10) {
             codec = ctx.pipeline().context(HttpServerCodec.class);
         }
+        request = null;
         writeChunk(server.sseRetryLine());
         started = true;
         lastWriteNanos = System.nanoTime();
@@ -285,8 +316,9 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         if (!done) {
             ctx.flush();
             pendingFlush = false;
-            long tick = Math.min(config.heartbeatMs(), Math.max(10, config.maxSubscriberLagMs() / 4));
-            timer = ctx.executor().scheduleAtFixedRate(this::tick, tick, tick, TimeUnit.MILLISECONDS);
+            // one sweep per loop ticks every stream (ReaderTicks): no timer task per stream
+            ticks = ReaderTicks.of(ctx.executor());
+            ticks.add(this, System.nanoTime() + tickMs() * 1_000_000L, tickMs());
         }
     }
 
@@ -431,6 +463,10 @@ public final class SubscriberStream implements RunReader, RunWaiter {
                     run != null && run.isEnded() ? "ended" : "tail");
             if (keepAlive && !http10) {
                 ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
+                WaitingReader waiting = WaitingReader.of(ctx);
+                if (waiting != null) {
+                    waiting.readerDone(); // the connection's next request is decoded as any other
+                }
             } else {
                 ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
             }
@@ -521,11 +557,31 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         }
     }
 
-    private void tick() {
+    /** How often its tick runs: the heartbeat's period, or a quarter of the lag limit when that is shorter. */
+    private long tickMs() {
+        return Math.min(config.heartbeatMs(), Math.max(10, config.maxSubscriberLagMs() / 4));
+    }
+
+    @Override
+    public int tickSlot() {
+        return tickSlot;
+    }
+
+    @Override
+    public void tickSlot(int slot) {
+        tickSlot = slot;
+    }
+
+    @Override
+    public long tick(long now) {
+        tickNow(now);
+        return done ? 0 : now + tickMs() * 1_000_000L;
+    }
+
+    private void tickNow(long now) {
         if (done) {
             return;
         }
-        long now = System.nanoTime();
         if (memoryWaitSinceNanos != 0) {
             if (now - memoryWaitSinceNanos > config.maxSubscriberLagMs() * 1_000_000L) {
                 metrics.slowSubscribersCut.increment();
@@ -574,6 +630,10 @@ public final class SubscriberStream implements RunReader, RunWaiter {
         if (timer != null) {
             timer.cancel(false);
             timer = null;
+        }
+        if (ticks != null) {
+            ticks.remove(this);
+            ticks = null;
         }
     }
 

@@ -26,12 +26,14 @@ public final class DataDirectory implements AutoCloseable {
 
     private final Path root;
     private final Path streams;
+    private final Path runs;
     private final FileChannel lockChannel;
     private final FileLock lock;
 
-    private DataDirectory(Path root, Path streams, FileChannel lockChannel, FileLock lock) {
+    private DataDirectory(Path root, Path streams, Path runs, FileChannel lockChannel, FileLock lock) {
         this.root = root;
         this.streams = streams;
+        this.runs = runs;
         this.lockChannel = lockChannel;
         this.lock = lock;
     }
@@ -43,6 +45,8 @@ public final class DataDirectory implements AutoCloseable {
     public static DataDirectory open(Path root) throws IOException {
         Path streams = root.resolve("streams");
         Files.createDirectories(streams);
+        Path runs = root.resolve("runs");
+        Files.createDirectories(runs);
         FileChannel ch = FileChannel.open(root.resolve("lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock lock;
         try {
@@ -55,7 +59,7 @@ public final class DataDirectory implements AutoCloseable {
             ch.close();
             throw new IOException("another server holds " + root.resolve("lock") + ": one data directory per node");
         }
-        return new DataDirectory(root, streams, ch, lock);
+        return new DataDirectory(root, streams, runs, ch, lock);
     }
 
     public Path root() {
@@ -65,6 +69,11 @@ public final class DataDirectory implements AutoCloseable {
     /** The file that holds the stream whose key (its path) is {@code key}. */
     public Path streamFile(String key) {
         return streams.resolve(fileName(key));
+    }
+
+    /** The file that holds the ended run whose id is {@code runId} (written once, when it ended). */
+    public Path runFile(String runId) {
+        return runs.resolve(fileName(runId));
     }
 
     /** A stream's file name: the first 128 bits of the SHA-256 of its key, in hex. */
@@ -79,8 +88,17 @@ public final class DataDirectory implements AutoCloseable {
 
     /** Every stream file, recovered ({@link RecordFile#recover}: torn tails cut); at start, before serving. */
     public List<RecordFile.Recovered> recoverStreams() throws IOException {
+        return recover(streams);
+    }
+
+    /** Every ended run's file, recovered as {@link #recoverStreams} does; at start, before serving. */
+    public List<RecordFile.Recovered> recoverRuns() throws IOException {
+        return recover(runs);
+    }
+
+    private static List<RecordFile.Recovered> recover(Path folder) throws IOException {
         List<Path> files;
-        try (Stream<Path> all = Files.list(streams)) {
+        try (Stream<Path> all = Files.list(folder)) {
             files = all.filter(p -> p.getFileName().toString().endsWith(SUFFIX)).sorted().toList();
         }
         List<RecordFile.Recovered> out = new ArrayList<>(files.size());
@@ -90,9 +108,13 @@ public final class DataDirectory implements AutoCloseable {
         return out;
     }
 
-    /** Bytes of every stream file now. */
+    /** Bytes of every stream and run file now. */
     public long streamBytes() throws IOException {
-        try (Stream<Path> all = Files.list(streams)) {
+        return bytesOf(streams) + bytesOf(runs);
+    }
+
+    private static long bytesOf(Path folder) throws IOException {
+        try (Stream<Path> all = Files.list(folder)) {
             long total = 0;
             for (Path p : (Iterable<Path>) all::iterator) {
                 total += Files.size(p);
@@ -101,10 +123,16 @@ public final class DataDirectory implements AutoCloseable {
         }
     }
 
-    /** Flushes the streams directory's entries (a file created or removed) to the disk. */
-    void forceDirectory() throws IOException {
-        try (FileChannel dir = FileChannel.open(streams, StandardOpenOption.READ)) {
-            dir.force(true);
+    /** Flushes the entries (a file created or removed) of the folders that hold {@code files} to the disk. */
+    void forceDirectories(Iterable<Path> files) throws IOException {
+        java.util.Set<Path> folders = new java.util.HashSet<>();
+        for (Path f : files) {
+            folders.add(f.getParent());
+        }
+        for (Path folder : folders) {
+            try (FileChannel dir = FileChannel.open(folder, StandardOpenOption.READ)) {
+                dir.force(true);
+            }
         }
     }
 

@@ -42,13 +42,24 @@ public final class StoreWriter implements AutoCloseable {
      * cap leaves these descriptors free.
      */
     public static final int MAX_OPEN_FILES = 64;
+    /** Flushes under way at once, for all writers together ({@code --fsync batch}). */
+    static final int FLUSH_THREADS = 32;
 
     /** What happened to a queued task; called on the worker's loop. {@code failure} null: done (durable). */
     public interface Outcome {
         void done(IOException failure);
     }
 
-    private record Task(Path file, byte[] frame, boolean remove, Outcome outcome) {}
+    /** What a queued read found; called on the worker's loop. {@code bytes} null: {@code failure} says why. */
+    public interface ReadOutcome {
+        void done(byte[] bytes, IOException failure);
+    }
+
+    private record Task(Path file, byte[] frame, boolean remove, Outcome outcome, ReadOutcome read) {
+        Task(Path file, byte[] frame, boolean remove, Outcome outcome) {
+            this(file, frame, remove, outcome, null);
+        }
+    }
 
     private final DataDirectory dir;
     private final FsyncPolicy fsync;
@@ -78,9 +89,27 @@ public final class StoreWriter implements AutoCloseable {
      * of a change already made in memory is never dropped.
      */
     public void append(String key, byte[] payload, Outcome outcome) {
+        appendTo(dir.streamFile(key), payload, outcome);
+    }
+
+    /** {@link #append} to a file of the data directory named by its path (an ended run's file). Worker thread. */
+    public void appendTo(Path file, byte[] payload, Outcome outcome) {
         byte[] frame = RecordFile.frame(payload);
         queuedBytes.addAndGet(frame.length);
-        queue.add(new Task(dir.streamFile(key), frame, false, outcome));
+        queue.add(new Task(file, frame, false, outcome));
+    }
+
+    /** Queues the removal of {@code file} (after every record queued before it). Worker thread. */
+    public void removeFile(Path file, Outcome outcome) {
+        queue.add(new Task(file, null, true, outcome));
+    }
+
+    /**
+     * Queues a read of {@code file}'s whole records ({@link RecordFile#parse}), after every record queued before
+     * it; {@code outcome} gets the records' bytes on the worker's loop. Worker thread.
+     */
+    public void read(Path file, ReadOutcome outcome) {
+        queue.add(new Task(file, null, false, null, outcome));
     }
 
     /** Whether the queue takes another request's records (below {@link #MAX_QUEUED_BYTES}). */
@@ -90,7 +119,7 @@ public final class StoreWriter implements AutoCloseable {
 
     /** Queues the removal of {@code key}'s file (after every record queued before it). Worker thread. */
     public void remove(String key, Outcome outcome) {
-        queue.add(new Task(dir.streamFile(key), null, true, outcome));
+        removeFile(dir.streamFile(key), outcome);
     }
 
     /** Queues nothing but {@code outcome}: it runs once everything queued before it has. Worker thread. */
@@ -129,9 +158,19 @@ public final class StoreWriter implements AutoCloseable {
         Map<Task, IOException> failed = new IdentityHashMap<>();
         Map<Path, FileChannel> dirty = new LinkedHashMap<>();
         Map<Path, List<Task>> byFile = new LinkedHashMap<>();
-        boolean directoryChanged = false;
+        Map<Task, byte[]> reads = new IdentityHashMap<>();
+        List<Path> created = new ArrayList<>();
         for (Task t : batch) {
             if (t.file() == null) {
+                continue;
+            }
+            if (t.read() != null) {
+                // what this batch wrote before it is in the file already (written, perhaps not yet flushed)
+                try {
+                    reads.put(t, Files.readAllBytes(t.file()));
+                } catch (IOException e) {
+                    failed.put(t, e);
+                }
                 continue;
             }
             if (t.remove()) {
@@ -142,7 +181,7 @@ public final class StoreWriter implements AutoCloseable {
                 try {
                     long size = Files.exists(t.file()) ? Files.size(t.file()) : 0;
                     if (Files.deleteIfExists(t.file())) {
-                        directoryChanged = true;
+                        created.add(t.file());
                         usedBytes.addAndGet(-size);
                     }
                 } catch (IOException e) {
@@ -156,9 +195,11 @@ public final class StoreWriter implements AutoCloseable {
                 continue;
             }
             try {
-                boolean created = !open.containsKey(t.file()) && !Files.exists(t.file());
+                boolean isNew = !open.containsKey(t.file()) && !Files.exists(t.file());
                 FileChannel ch = channel(t.file());
-                directoryChanged |= created;
+                if (isNew) {
+                    created.add(t.file());
+                }
                 long before = ch.size();
                 try {
                     ByteBuffer b = ByteBuffer.wrap(t.frame());
@@ -180,37 +221,92 @@ public final class StoreWriter implements AutoCloseable {
             }
         }
         if (fsync == FsyncPolicy.BATCH) {
-            for (Map.Entry<Path, FileChannel> e : dirty.entrySet()) {
-                try {
-                    e.getValue().force(false);
-                } catch (IOException ex) {
-                    // every write of this batch to the file is in doubt (what the kernel kept after a failed flush
-                    // cannot be trusted): all of them fail, and the file is refused from now on
-                    broken.add(e.getKey());
-                    for (Task t : byFile.getOrDefault(e.getKey(), List.of())) {
-                        failed.put(t, ex);
-                    }
+            Map<Path, IOException> flushFailures = flushAll(dirty);
+            for (Map.Entry<Path, IOException> e : flushFailures.entrySet()) {
+                // every write of this batch to the file is in doubt (what the kernel kept after a failed flush
+                // cannot be trusted): all of them fail, and the file is refused from now on
+                broken.add(e.getKey());
+                for (Task t : byFile.getOrDefault(e.getKey(), List.of())) {
+                    failed.put(t, e.getValue());
                 }
             }
         }
-        if (directoryChanged && fsync != FsyncPolicy.NEVER) {
+        if (!created.isEmpty() && fsync != FsyncPolicy.NEVER) {
             try {
-                dir.forceDirectory();
+                dir.forceDirectories(created); // files created or removed: their folder's entries too
             } catch (IOException e) {
-                LOG.warn("flushing the streams directory failed: {}", e.toString());
+                LOG.warn("flushing the data directory's entries failed: {}", e.toString());
             }
         }
         List<Task> done = List.copyOf(batch);
         try {
             owner.execute(() -> {
                 for (Task t : done) {
-                    t.outcome().done(failed.get(t));
+                    if (t.read() != null) {
+                        t.read().done(reads.get(t), failed.get(t));
+                    } else {
+                        t.outcome().done(failed.get(t));
+                    }
                 }
             });
         } catch (java.util.concurrent.RejectedExecutionException e) {
             // the worker has stopped (shutdown): the records are written; nobody waits for the answers
         }
     }
+
+    /**
+     * Flushes every file a batch touched ({@code fdatasync}), in parallel on {@link #FLUSHERS} when there are
+     * several: a file system commits concurrent flushes together (ext4's journal takes them in one commit), where
+     * one after another each waits for its own. Measured on this project's VM, 100 files: 160-230 ms one after
+     * another, 21-33 ms at once. Returns the files whose flush failed, with why.
+     */
+    private static Map<Path, IOException> flushAll(Map<Path, FileChannel> dirty) {
+        Map<Path, IOException> failures = new java.util.concurrent.ConcurrentHashMap<>();
+        if (dirty.size() == 1) {
+            var only = dirty.entrySet().iterator().next();
+            try {
+                only.getValue().force(false);
+            } catch (IOException e) {
+                failures.put(only.getKey(), e);
+            }
+            return failures;
+        }
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(dirty.size());
+        for (Map.Entry<Path, FileChannel> e : dirty.entrySet()) {
+            FLUSHERS.execute(() -> {
+                try {
+                    e.getValue().force(false);
+                } catch (IOException ex) {
+                    failures.put(e.getKey(), ex);
+                } catch (RuntimeException ex) {
+                    failures.put(e.getKey(), new IOException(ex));
+                } finally {
+                    done.countDown();
+                }
+            });
+        }
+        boolean interrupted = false;
+        while (true) {
+            try {
+                done.await();
+                break;
+            } catch (InterruptedException ex) {
+                interrupted = true; // the flushes are under way: their outcome must be known before answering
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return failures;
+    }
+
+    /** Threads that flush a batch's files at once, shared by every writer of the process (daemons). */
+    private static final java.util.concurrent.ExecutorService FLUSHERS =
+            java.util.concurrent.Executors.newFixedThreadPool(FLUSH_THREADS, r -> {
+                Thread t = new Thread(r, "iqstream-store-flush");
+                t.setDaemon(true);
+                return t;
+            });
 
     /** A write failed: the file is cut back to {@code size} and refused from now on. */
     private void fail(Path file, FileChannel ch, long size) {

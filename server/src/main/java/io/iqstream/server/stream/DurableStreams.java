@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -51,6 +52,8 @@ public final class DurableStreams {
     static final long SWEEP_MS = 1000;
 
     private final ConcurrentHashMap<String, DurableStream> streams = new ConcurrentHashMap<>();
+    /** Each worker loop's sweeps begun, counted as each begins (what a test waits on instead of a clock). */
+    private final ConcurrentHashMap<EventLoop, AtomicLong> sweepsBegun = new ConcurrentHashMap<>();
     private final MemoryBudget budget;
     private final Metrics metrics;
     private final Workers workers;
@@ -152,8 +155,18 @@ public final class DurableStreams {
     public void startSweeps() {
         for (int i = 0; i < workers.size(); i++) {
             EventLoop loop = workers.get(i).loop();
+            sweepsBegun.put(loop, new AtomicLong());
             loop.scheduleAtFixedRate(() -> sweep(loop), SWEEP_MS, SWEEP_MS, TimeUnit.MILLISECONDS);
         }
+    }
+
+    /**
+     * How many sweeps of {@code loop} have begun. A sweep that begins after a stream's expiry frees it; once the
+     * count has risen by two from a reading taken after the expiry, such a sweep has also ended. Any thread.
+     */
+    long sweepsBegun(EventLoop loop) {
+        AtomicLong n = sweepsBegun.get(loop);
+        return n == null ? 0 : n.get();
     }
 
     /** The worker loop that owns {@code path}. */
@@ -406,6 +419,7 @@ public final class DurableStreams {
 
     /** Frees the expired streams {@code loop} owns. On that loop. */
     private void sweep(EventLoop loop) {
+        sweepsBegun.get(loop).incrementAndGet();
         long now = System.currentTimeMillis();
         List<DurableStream> expired = null;
         for (DurableStream s : streams.values()) {

@@ -7,7 +7,9 @@ import static io.iqstream.server.stream.DurableStreamProtocol.UP_TO_DATE;
 
 import io.iqstream.server.metrics.Refusal;
 import io.iqstream.server.run.MessageBatch;
-import io.iqstream.server.sse.ChunkFramer;
+import io.iqstream.server.wire.ChunkFramer;
+import io.iqstream.server.wire.ReaderTicks;
+import io.iqstream.server.wire.WaitingReader;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
@@ -28,10 +30,8 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.concurrent.FastThreadLocal;
-import io.netty.util.concurrent.ScheduledFuture;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A read of a durable stream ({@code GET}), on the stream's owner worker: catch-up (paged, ETag / 304), long-poll
@@ -48,11 +48,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>One per request; confined to the owner worker's loop.
  */
-public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
+public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer, ReaderTicks.Ticked {
     /** A catch-up answer holds at most this many bytes of messages (at least one message); the rest is paged. */
     static final long MAX_READ_BYTES = 256 * 1024;
-    /** An SSE response ends after this long (the client reconnects from its offset), as the protocol allows. */
-    static final long SSE_MAX_MS = 60_000;
     /** One SSE write holds at most this many bytes of messages (at least one message); then writability decides. */
     static final long SSE_BATCH_BYTES = 64 * 1024;
     /** The lag after which an unwritable SSE reader is cut, until its route gives {@code --max-subscriber-lag}. */
@@ -68,7 +66,9 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
     private final boolean keepAlive;
 
     private DurableStream waitingOn;
-    private ScheduledFuture<?> timer;
+    /** Its loop's reader timers, where a live read has a slot (SSE: its tick; long-poll: its timeout); or null. */
+    private ReaderTicks ticks;
+    private int tickSlot = -1;
     private boolean sse;
     private boolean sseBase64;
     private long ssePosition;
@@ -247,8 +247,14 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
         longPollPosition = position;
         waitingOn = s;
         s.waiters.add(this);
-        timer = ctx.channel().eventLoop().schedule(this::longPollTimedOut, settings.longPollMs(),
-                TimeUnit.MILLISECONDS);
+        // its timeout is a slot in its loop's sweep (ReaderTicks), not a timer task of its own
+        ticks = ReaderTicks.of(ctx.channel().eventLoop());
+        ticks.add(this, System.nanoTime() + settings.longPollMs() * 1_000_000L, settings.longPollMs());
+        reply.keepWhatAnAnswerNeeds(); // not its target and other headers while it waits
+        WaitingReader waiting = WaitingReader.of(ctx);
+        if (waiting != null) {
+            waiting.readerWaiting(); // nothing goes out until the answer: the request path leaves until then
+        }
     }
 
     private void stopWaiting() {
@@ -256,10 +262,30 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
             waitingOn.waiters.remove(this);
             waitingOn = null;
         }
-        if (timer != null) {
-            timer.cancel(false);
-            timer = null;
+        if (ticks != null) {
+            ticks.remove(this);
+            ticks = null;
         }
+    }
+
+    @Override
+    public int tickSlot() {
+        return tickSlot;
+    }
+
+    @Override
+    public void tickSlot(int slot) {
+        tickSlot = slot;
+    }
+
+    /** Its loop's sweep: an SSE read's tick; a long-poll's timeout. Returns the next due time, or 0 (no more). */
+    @Override
+    public long tick(long nowNanos) {
+        if (sse) {
+            return sseTick(nowNanos);
+        }
+        longPollTimedOut();
+        return 0;
     }
 
     private void longPollTimedOut() {
@@ -267,7 +293,6 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
         if (s == null || done) {
             return;
         }
-        timer = null;
         stopWaiting();
         send(longPollEmpty(s, true));
     }
@@ -314,7 +339,10 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
 
     // ---- SSE ------------------------------------------------------------------------------------------------
 
-    /** When the SSE response ends ({@link #SSE_MAX_MS} after it began). */
+    /**
+     * When the SSE response ends ({@code --sse-lifetime} after it began; the client reconnects from its offset, as
+     * the protocol has it for a CDN's sake), or {@link Long#MAX_VALUE}: only at the stream's closure or the client's.
+     */
     private long sseEndMs;
     /** The HTTP codec's context, to write SSE chunks below it ({@link ChunkFramer}); null before SSE begins. */
     private ChannelHandlerContext codec;
@@ -334,9 +362,9 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
     @Override
     public void cutAfterLagMs(long lagMs) {
         this.maxLagMs = lagMs;
-        if (sse && !done && timer != null) {
-            timer.cancel(false);
-            scheduleSseTick(tickMs());
+        if (sse && !done && ticks != null) {
+            ticks.remove(this);
+            ticks.add(this, System.nanoTime() + tickMs() * 1_000_000L, tickMs());
         }
     }
 
@@ -370,16 +398,26 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
         reply.forgetRequest();
         ctx.write(head);
         // its data go out as chunks framed below the encoder, which has the head by now (as an AG-UI subscriber's)
-        codec = ctx.pipeline().context(HttpServerCodec.class);
+        // and leaves the pipeline while the response is open (a fresh one comes back at its end)
+        WaitingReader waiting = WaitingReader.of(ctx);
+        if (waiting != null) {
+            codec = waiting.belowCodec();
+            waiting.readerWaiting();
+        } else {
+            codec = ctx.pipeline().context(HttpServerCodec.class);
+        }
         settings.metrics().durableSseReaders.increment();
         ssePosition = position;
-        // registered at the tail for the response's life: each append wakes it, no timer per delivery; one timer
-        // (the keep-alive tick, which also ends the response) at a time
+        // registered at the tail for the response's life: each append wakes it, no timer per delivery; one tick
+        // (the keep-alive, the lag cut, the response's end)
         waitingOn = s;
         s.waiters.add(this);
-        sseEndMs = System.currentTimeMillis() + SSE_MAX_MS;
+        sseEndMs = settings.sseLifetimeMs() == 0 ? Long.MAX_VALUE
+                : System.currentTimeMillis() + settings.sseLifetimeMs();
         sseLastWriteMs = System.currentTimeMillis();
-        scheduleSseTick(tickMs());
+        // its tick is a slot in its loop's sweep (ReaderTicks), not a timer task of its own
+        ticks = ReaderTicks.of(ctx.channel().eventLoop());
+        ticks.add(this, System.nanoTime() + tickMs() * 1_000_000L, tickMs());
         ssePump(s);
     }
 
@@ -388,9 +426,6 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
         return Math.min(settings.longPollMs(), Math.max(10, maxLagMs / 4));
     }
 
-    private void scheduleSseTick(long delayMs) {
-        timer = ctx.channel().eventLoop().schedule(this::sseTick, Math.max(1, delayMs), TimeUnit.MILLISECONDS);
-    }
 
     /**
      * Writes the messages after the reader's position, each with its control event, while the connection is
@@ -477,11 +512,10 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
      * when nothing was written for --durable-streams-long-poll (the keep-alive); at {@link #sseEndMs} the response
      * ends.
      */
-    private void sseTick() {
-        timer = null;
+    private long sseTick(long nowNanos) {
         DurableStream s = waitingOn;
         if (done || s == null) {
-            return;
+            return 0;
         }
         long now = System.currentTimeMillis();
         if (!ctx.channel().isWritable()) {
@@ -489,19 +523,19 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
                 sseUnwritableSinceMs = now;
             } else if (now - sseUnwritableSinceMs >= maxLagMs) {
                 cutSlowReader();
-                return;
+                return 0;
             }
         } else if (now >= sseEndMs) {
             stopWaiting();
             sseFinish();
-            return;
+            return 0;
         } else if (now - sseLastWriteMs >= settings.longPollMs()) {
             ByteBuf out = ctx.alloc().ioBuffer(128);
             DurableStreamProtocol.writeControlEvent(out, ssePosition, false, nextCursor(), true);
             sseWrite(out);
             ctx.flush();
         }
-        scheduleSseTick(Math.min(tickMs(), Math.max(1, sseEndMs - now)));
+        return done ? 0 : nowNanos + Math.min(tickMs(), Math.max(1, sseEndMs - now)) * 1_000_000L;
     }
 
     /** Cuts an SSE reader whose connection stayed unwritable for --max-subscriber-lag: closed, its queue freed. */
@@ -537,6 +571,16 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
         ChannelFuture f = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
         if (!keepAlive) {
             f.addListener(ChannelFutureListener.CLOSE);
+        } else {
+            requestPathBack();
+        }
+    }
+
+    /** The request path comes back to the connection (its answer, or its next request, goes through the codec). */
+    private void requestPathBack() {
+        WaitingReader waiting = WaitingReader.of(ctx);
+        if (waiting != null) {
+            waiting.readerDone();
         }
     }
 
@@ -552,6 +596,7 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer {
         done = true;
         stopWaiting();
         releaseReaderSlot();
+        requestPathBack();
         reply.send(r);
     }
 

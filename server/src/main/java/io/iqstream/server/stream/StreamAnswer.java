@@ -14,6 +14,22 @@ public interface StreamAnswer {
     /** The connection closed (or failed). */
     void closed();
 
+    /**
+     * Whether this is a write's answer waiting for its record to be durable (not a live read): a request pipelined
+     * behind it is held until {@link #whenDone}, not refused.
+     */
+    default boolean awaitsStorage() {
+        return false;
+    }
+
+    /**
+     * Calls {@code then} once the answer is written (at once when it is), with whether the connection is kept
+     * alive; only for an answer that {@link #awaitsStorage}.
+     */
+    default void whenDone(java.util.function.Consumer<Boolean> then) {
+        then.accept(false);
+    }
+
     /** A live read is cut when its connection stays unwritable this long; nothing for other answers. */
     default void cutAfterLagMs(long lagMs) {
     }

@@ -39,7 +39,7 @@ import java.util.Objects;
 public final class StreamExchange implements StreamAnswer {
     /** What the HTTP layer hands over with the request. */
     public record Settings(DurableStreams streams, Metrics metrics, CorsPolicy cors, HttpReplies replies,
-            boolean open, long longPollMs, long maxAppendBytes) {}
+            boolean open, long longPollMs, long sseLifetimeMs, long maxAppendBytes) {}
 
     private final Settings settings;
     private final DurableStreams streams;
@@ -55,6 +55,8 @@ public final class StreamExchange implements StreamAnswer {
     private boolean wrote;
     /** Whether the answer is written (it may wait for the stream's records to be durable). */
     private boolean answered = true;
+    /** Told once the answer awaited from the disk is written: the connection may go on to a pipelined request. */
+    private java.util.function.Consumer<Boolean> whenDone;
 
     private StreamExchange(StreamReply reply) {
         this.reply = reply;
@@ -110,6 +112,20 @@ public final class StreamExchange implements StreamAnswer {
     @Override
     public void closed() {
         // the write goes on to the disk; its answer finds the connection closed
+    }
+
+    @Override
+    public boolean awaitsStorage() {
+        return !answered;
+    }
+
+    @Override
+    public void whenDone(java.util.function.Consumer<Boolean> then) {
+        if (answered) {
+            then.accept(keepAlive);
+        } else {
+            whenDone = then;
+        }
     }
 
     // ---- create ---------------------------------------------------------------------------------------------
@@ -466,7 +482,9 @@ public final class StreamExchange implements StreamAnswer {
         }
         String streamSeq = h.get(DurableStreamProtocol.SEQ);
         if (streamSeq != null && s.lastSeq != null && streamSeq.compareTo(s.lastSeq) <= 0) {
-            refuse(HttpResponseStatus.CONFLICT, "Stream-Seq " + streamSeq + " is not after " + s.lastSeq);
+            // the reference server's words first (the protocol's client conformance suite looks for them), then ours
+            refuse(HttpResponseStatus.CONFLICT, "Sequence conflict: Stream-Seq " + streamSeq + " is not after "
+                    + s.lastSeq);
             return;
         }
         // a new producer and a new Stream-Seq are heap, charged before the append is stored: a stranger picks the
@@ -712,6 +730,11 @@ public final class StreamExchange implements StreamAnswer {
                 reply.storageFailed(s.storageFailure);
             } else {
                 reply.send(r);
+            }
+            java.util.function.Consumer<Boolean> then = whenDone;
+            whenDone = null;
+            if (then != null) {
+                then.accept(keepAlive);
             }
         });
     }

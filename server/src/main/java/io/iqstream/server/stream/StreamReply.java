@@ -7,6 +7,9 @@ import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.ReadOnlyHttpHeaders;
+import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
@@ -42,6 +45,23 @@ final class StreamReply {
 
     HttpRequest request() {
         return request;
+    }
+
+    /**
+     * Keeps of the request only what a later answer reads (a long-poll waiting at its tail): its method, its
+     * {@code Origin} (CORS) and {@code If-None-Match} (the catch-up answer's ETag check); its target and other
+     * headers go.
+     */
+    void keepWhatAnAnswerNeeds() {
+        HttpHeaders h = request.headers();
+        String origin = h.get(HttpHeaderNames.ORIGIN);
+        String ifNoneMatch = h.get(HttpHeaderNames.IF_NONE_MATCH);
+        HttpHeaders kept = origin == null && ifNoneMatch == null ? EmptyHttpHeaders.INSTANCE
+                : origin == null ? new ReadOnlyHttpHeaders(false, HttpHeaderNames.IF_NONE_MATCH, ifNoneMatch)
+                : ifNoneMatch == null ? new ReadOnlyHttpHeaders(false, HttpHeaderNames.ORIGIN, origin)
+                : new ReadOnlyHttpHeaders(false, HttpHeaderNames.ORIGIN, origin, HttpHeaderNames.IF_NONE_MATCH,
+                        ifNoneMatch);
+        request = new DefaultHttpRequest(request.protocolVersion(), request.method(), "", kept);
     }
 
     /** Drops the request (its head and headers): an SSE read answers nothing more that needs it. */

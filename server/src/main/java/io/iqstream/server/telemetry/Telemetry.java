@@ -1,5 +1,6 @@
 package io.iqstream.server.telemetry;
 
+import io.iqstream.server.config.TracingEnvironment;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.propagation.TextMapPropagator;
@@ -39,21 +40,9 @@ public final class Telemetry implements AutoCloseable {
         this.owned = owned;
     }
 
-    /**
-     * True when the environment asks for traces: {@code OTEL_TRACES_EXPORTER} names an exporter other than
-     * {@code none}, or {@code OTEL_EXPORTER_OTLP_ENDPOINT} / {@code OTEL_EXPORTER_OTLP_TRACES_ENDPOINT} is set; and
-     * {@code OTEL_SDK_DISABLED} is not {@code true}.
-     */
+    /** True when the environment asks for traces ({@link TracingEnvironment#asksForTraces}). */
     public static boolean configuredBy(Map<String, String> env) {
-        if ("true".equalsIgnoreCase(env.getOrDefault("OTEL_SDK_DISABLED", "").trim())) {
-            return false;
-        }
-        String exporter = env.getOrDefault("OTEL_TRACES_EXPORTER", "").trim();
-        if (!exporter.isEmpty()) {
-            return !exporter.equalsIgnoreCase("none");
-        }
-        return !env.getOrDefault("OTEL_EXPORTER_OTLP_ENDPOINT", "").isBlank()
-                || !env.getOrDefault("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").isBlank();
+        return TracingEnvironment.asksForTraces(env);
     }
 
     /**

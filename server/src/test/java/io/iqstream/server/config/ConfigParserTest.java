@@ -166,5 +166,12 @@ class ConfigParserTest {
         assertEquals(20_000, ConfigParser.parse(new String[0], Map.of()).durableStreamsLongPollMs());
         assertEquals(500, ConfigParser.parse(new String[] {"--durable-streams-long-poll", "500ms"}, Map.of())
                 .durableStreamsLongPollMs());
+        assertEquals(0, ConfigParser.parse(new String[0], Map.of()).sseLifetimeMs(), "no end of its own by default");
+        assertEquals(60_000, ConfigParser.parse(new String[] {"--sse-lifetime", "60s"}, Map.of()).sseLifetimeMs());
+        assertEquals(2_000, ConfigParser.parse(new String[0], Map.of("IQSTREAM_SSE_LIFETIME", "2s")).sseLifetimeMs());
+        assertThrows(ConfigException.class, () -> ConfigParser.parse(new String[] {"--sse-lifetime", "500ms"},
+                Map.of()));
+        assertThrows(ConfigException.class, () -> ConfigParser.parse(new String[] {"--sse-lifetime", "-1s"},
+                Map.of()));
     }
 }

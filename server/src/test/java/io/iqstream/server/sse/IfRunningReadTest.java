@@ -4,11 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.iqstream.server.testing.Conditions;
 import io.iqstream.server.testing.Http;
 import io.iqstream.server.testing.SseClient;
 import io.iqstream.server.testing.TestServer;
 import io.iqstream.server.testing.Tokens;
 import java.net.http.HttpResponse;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -59,19 +62,37 @@ class IfRunningReadTest {
 
     @Test
     void anUnknownRunIs404WithoutAwaitingItAndADroppedOne410() throws Exception {
-        try (TestServer server = TestServer.start("--await-run", "120s")) {
+        try (TestServer server = TestServer.start("--await-run", "10s")) {
             String admin = Tokens.admin();
-            long t0 = System.nanoTime();
+            // an order, not a speed: a plain read of another unknown run, begun first, awaits it (--await-run); the
+            // read with ifRunning=true is answered while that one still waits
+            CompletableFuture<HttpResponse<String>> awaiting = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return Http.get(server.base() + "/v1/runs/if-awaited/events", "Authorization", "Bearer " + admin);
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            Conditions.await("the plain read awaits its run", 30_000, () -> isAwaited(server, "if-awaited"));
             HttpResponse<String> r = Http.get(server.base() + "/v1/runs/if-nobody/events?ifRunning=true",
                     "Authorization", "Bearer " + admin);
             assertEquals(404, r.statusCode(), r.body());
-            assertTrue(System.nanoTime() - t0 < 60_000_000_000L, "answered long before --await-run (120 s)");
+            assertTrue(!awaiting.isDone() && isAwaited(server, "if-awaited"), "answered while a read begun before it"
+                    + " still awaited its run (--await-run 10s): not awaited itself");
+            Http.publish(server.base(), "if-awaited", admin, START, FINISHED);
+            assertEquals(200, awaiting.get(30, TimeUnit.SECONDS).statusCode(), "the awaited run came and was read");
             Http.publish(server.base(), "if-dropped", admin, START, FINISHED);
             assertEquals(204, Http.delete(server.base() + "/v1/runs/if-dropped", "Authorization", "Bearer " + admin)
                     .statusCode());
             assertEquals(410, Http.get(server.base() + "/v1/runs/if-dropped/events?ifRunning=true",
                     "Authorization", "Bearer " + admin).statusCode());
         }
+    }
+
+    /** Whether a read awaits {@code runId} on its worker (asked on that worker's loop). */
+    private static boolean isAwaited(TestServer server, String runId) {
+        var worker = server.server().context().workers().ownerOf(runId);
+        return worker.loop().submit(() -> worker.registry().isAwaited(runId)).syncUninterruptibly().getNow();
     }
 
     @Test

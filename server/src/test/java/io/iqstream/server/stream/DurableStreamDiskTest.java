@@ -286,4 +286,47 @@ class DurableStreamDiskTest {
         }
         return sb.toString();
     }
+
+    /**
+     * Appends pipelined on one connection, each answered only once durable: every one is answered, in order, and
+     * stored once (a request read behind a write still on its way to the disk waits for that answer; it closed the
+     * connection before, answering none).
+     */
+    @Test
+    void pipelinedAppendsAreEachAnsweredOnceDurableInOrder(@TempDir Path dir) throws Exception {
+        try (LaunchedServer server = start(dir)) {
+            String path = "/v1/stream/pipelined";
+            assertEquals(201, send("PUT", server.base() + path, null, "Content-Type", TEXT).statusCode());
+            int n = 50;
+            StringBuilder requests = new StringBuilder();
+            for (int i = 0; i < n; i++) {
+                String body = "p" + i + ";";
+                requests.append("POST ").append(path).append(" HTTP/1.1\r\nHost: t\r\nContent-Type: ")
+                        .append(TEXT).append("\r\nContent-Length: ").append(body.length()).append("\r\n\r\n")
+                        .append(body);
+            }
+            try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.port())) {
+                socket.setSoTimeout(30_000);
+                socket.getOutputStream().write(requests.toString().getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+                socket.getOutputStream().flush();
+                java.io.InputStream in = socket.getInputStream();
+                StringBuilder answers = new StringBuilder();
+                byte[] buf = new byte[8192];
+                while (Pattern.compile("HTTP/1.1 ").matcher(answers).results().count() < n) {
+                    int r = in.read(buf);
+                    if (r < 0) {
+                        break;
+                    }
+                    answers.append(new String(buf, 0, r, java.nio.charset.StandardCharsets.US_ASCII));
+                }
+                assertEquals(n, Pattern.compile("HTTP/1.1 204 ").matcher(answers).results().count(),
+                        "every pipelined append answered 204: " + answers);
+            }
+            StringBuilder expected = new StringBuilder();
+            for (int i = 0; i < n; i++) {
+                expected.append("p").append(i).append(';');
+            }
+            assertEquals(expected.toString(), readAll(server.base() + path), "stored once each, in order");
+        }
+    }
 }

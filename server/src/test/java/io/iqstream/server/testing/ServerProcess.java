@@ -109,6 +109,11 @@ public final class ServerProcess implements AutoCloseable {
         return adminPort;
     }
 
+    /** The server's process id (the shell execs the JVM: its id is the JVM's). */
+    public long pid() {
+        return process.pid();
+    }
+
     public boolean isAlive() {
         return process.isAlive();
     }
