@@ -53,7 +53,8 @@ const secret = randomSecret();
 
 before(async () => {
   site = await startStaticServer({ "/es.html": PAGE });
-  relay = await startServer(["--jwt-secret", secret, "--cors-origin", site.origin, "--retry", `${RETRY_MS}ms`]);
+  relay = await startServer(["--jwt-secret", secret, "--cors-origin", site.origin, "--retry", `${RETRY_MS}ms`,
+    "--retry-jitter", "0"]);
   proxy = await startCuttingProxy(relay.port);
   chromium = await launchChromium();
 });

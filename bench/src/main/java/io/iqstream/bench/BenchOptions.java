@@ -1,6 +1,7 @@
 package io.iqstream.bench;
 
 import io.iqstream.bench.server.IqStreamSetup;
+import io.iqstream.bench.storm.StormOptions;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,6 +23,7 @@ import java.util.Locale;
  *     pass with the median CPU per event
  * @param idleSubscribers idle live readers whose memory is measured once per Durable Streams server, on a fresh
  *     start after its levels ({@link IdleSubscribers}); 0: not measured
+ * @param storm {@code --storm}: the reconnect storm instead of the levels ({@link ReconnectStorms}); null: not
  */
 public record BenchOptions(
     List<String> servers,
@@ -45,6 +47,7 @@ public record BenchOptions(
     int repeat,
     List<String> nchanPublishers,
     int idleSubscribers,
+    StormOptions storm,
     boolean quick,
     boolean help) {
 
@@ -65,6 +68,9 @@ public record BenchOptions(
    */
   public static final List<String> DURABLE_SERVERS = List.of("iqstream-durable", "iqstream-durable-disk",
       "electric-memory", "electric-wal", "durable-node");
+
+  /** The servers the reconnect storm runs against: those that resume a reader with Last-Event-ID. */
+  public static final List<String> STORM_SERVERS = List.of("iqstream", "nchan");
 
   /** The default longest warm-up: IQ-Stream's JIT settles after 70-115 s at K = 100 and 300 on one CPU. */
   static final long DEFAULT_WARMUP_MAX_MS = 180_000;
@@ -141,6 +147,23 @@ public record BenchOptions(
                               SSE readers on one stream with nothing to send, and the server's
                               memory growth ÷ N (resident memory, plus IQ-Stream's live heap)
                               (default 0: not measured)
+        --storm               the reconnect storm instead of the levels (servers: iqstream, nchan;
+                              default both): N readers on K runs, plus readers on calm runs never
+                              cut; once all are live and a calm interval is measured, every reader
+                              of the K runs is cut at once and resumes with Last-Event-ID within
+                              one retry window. Reports the storm's length (until the last reader
+                              has every event it missed), resume p50/p99/max, server CPU per
+                              reconnect, refused/reset connections, the kernel's listen drops, the
+                              calm runs' p99 calm and during the storm, lost and duplicated
+        --storm-readers N     readers on the cut runs (default 2000; at most 19000 in all, over
+                              127.0.0.x source addresses above 5000)
+        --storm-runs K        runs cut (default 20)
+        --storm-calm-runs C   runs never cut, 5 readers each (default 10)
+        --storm-rate R        events a second each run publishes (default 20)
+        --storm-window DUR    the reconnects spread uniformly over this (default 1s; 0: all at once)
+        --storm-calm DUR      the calm interval measured before the cut (default 5s)
+        --storm-warmups N     storms run first and not counted, 1 s apart (default 3: a JVM server
+                              compiles its resume path on the first ones)
         --nchan-publisher P   Nchan's publisher: http (a POST per event), websocket, or both
                               (default: both at each level, the faster kept in the table and the
                               other's figures in its note)
@@ -153,7 +176,8 @@ public record BenchOptions(
       Environment: IQSTREAM_JAR (server jar; default server/target/iqstream-server.jar);
       IQSTREAM_JVM_OPTS replaces IQ-Stream's heap and collector flags (default
       """ + IqStreamSetup.DEFAULT_SIZING + """
-      ).
+      ); IQSTREAM_BENCH_RENICE=0 keeps the priority the bench was started with (pinned still; by
+      default, as root, the bench and the servers it starts run at nice -10).
       Peers are installed on first use by bench/peers/install-*.sh (apt-get / npm / the Go module
       proxy, idempotent; Mercure and Centrifugo are built with go, a few minutes the first time).
       """;
@@ -180,6 +204,14 @@ public record BenchOptions(
     int idleSubscribers = 0;
     List<String> nchanPublishers = List.of("http", "websocket");
     boolean quick = false;
+    boolean stormAsked = false;
+    Integer stormReaders = null;
+    Integer stormRuns = null;
+    Integer stormCalmRuns = null;
+    Integer stormRate = null;
+    Long stormWindow = null;
+    Long stormCalm = null;
+    Integer stormWarmups = null;
     boolean peersSmoke = false;
     boolean help = false;
     Long warmupSet = null;
@@ -200,6 +232,7 @@ public record BenchOptions(
       switch (a) {
         case "--help", "-h" -> help = true;
         case "--quick" -> quick = true;
+        case "--storm" -> stormAsked = true;
         case "--peers-smoke" -> peersSmoke = true;
         case "--no-pin" -> pin = false;
         default -> {
@@ -259,6 +292,13 @@ public record BenchOptions(
               }
             }
             case "--out" -> out = Path.of(v);
+            case "--storm-readers" -> stormReaders = Integer.parseInt(v.trim().replace("_", ""));
+            case "--storm-runs" -> stormRuns = Integer.parseInt(v.trim());
+            case "--storm-calm-runs" -> stormCalmRuns = Integer.parseInt(v.trim());
+            case "--storm-rate" -> stormRate = Integer.parseInt(v.trim());
+            case "--storm-window" -> stormWindow = durationMs(v);
+            case "--storm-calm" -> stormCalm = durationMs(v);
+            case "--storm-warmups" -> stormWarmups = Integer.parseInt(v.trim());
             case "--nchan-publisher" -> nchanPublishers = switch (v.trim().toLowerCase(Locale.ROOT)) {
               case "http" -> List.of("http");
               case "websocket", "ws" -> List.of("websocket");
@@ -288,6 +328,18 @@ public record BenchOptions(
       // Mercure local's lost events never come, so its drain always runs to the end: 2.5 run lengths
       drain = 5_000;
       dropEvery = 2;
+    }
+    StormOptions storm = null;
+    if (stormAsked) {
+      storm = StormOptions.DEFAULT.with(stormReaders, stormRuns, stormCalmRuns, stormRate, stormWindow, stormCalm,
+          stormWarmups);
+      servers = STORM_SERVERS;
+      if (serversSet != null && !STORM_SERVERS.containsAll(serversSet)) {
+        throw new IllegalArgumentException("--storm runs against " + String.join(", ", STORM_SERVERS) + " only");
+      }
+    } else if (stormReaders != null || stormRuns != null || stormCalmRuns != null || stormRate != null
+        || stormWindow != null || stormCalm != null || stormWarmups != null) {
+      throw new IllegalArgumentException("the --storm-* options need --storm");
     }
     if (serversSet != null) {
       servers = serversSet;
@@ -332,7 +384,7 @@ public record BenchOptions(
     return new BenchOptions(List.copyOf(servers), List.copyOf(levels), warmup, warmupMax, window,
         drain, runLength, serverCpus, pin, transport, serverTransports, gcs, serverJvmOpts, baselineJar,
         baselineJvmOpts, out, repo,
-        dropEvery, repeat, nchanPublishers, idleSubscribers, quick, help);
+        dropEvery, repeat, nchanPublishers, idleSubscribers, storm, quick, help);
   }
 
   /** IQ-Stream's setups to measure side by side: every transport × collector asked for. */

@@ -76,7 +76,8 @@ public final class BenchRunner {
     boolean pin = options.pin() && nproc > options.serverCpus() && hasTaskset();
     // raise the generator's priority, and so the servers' it starts (they inherit it), alike (root
     // only), so other work on a shared machine disturbs the measurement less
-    this.nice = pin && pinSelf && isRoot() ? -10 : 0;
+    // (IQSTREAM_BENCH_RENICE=0: not, on a machine shared with other work)
+    this.nice = pin && pinSelf && isRoot() && !"0".equals(System.getenv("IQSTREAM_BENCH_RENICE")) ? -10 : 0;
     if (pin) {
       serverCpuList = range(0, options.serverCpus() - 1);
       // the generator's CPUs stay clear of the widest server placement (2 CPUs for IQ-Stream's
@@ -113,6 +114,10 @@ public final class BenchRunner {
     Path dir = options.outDir().resolve(stamp);
     Files.createDirectories(dir);
     Map<String, Object> meta = meta();
+    if (options.storm() != null) {
+      ReconnectStorms.run(this, options, new Placement(serverCpuList), options.serverCpus(), transport, dir, meta);
+      return pointLatestAt(stamp, dir);
+    }
     Map<String, String> servers = new LinkedHashMap<>();
     List<ResultRow> passRows = new ArrayList<>();
     List<ResultRow> rows = passRows;
@@ -148,6 +153,10 @@ public final class BenchRunner {
       }
     }
     ReportWriter.write(dir, meta, servers, rows);
+    return pointLatestAt(stamp, dir);
+  }
+
+  private Path pointLatestAt(String stamp, Path dir) throws IOException {
     Path latest = options.outDir().resolve("latest");
     Files.deleteIfExists(latest);
     Files.createSymbolicLink(latest, Path.of(stamp));

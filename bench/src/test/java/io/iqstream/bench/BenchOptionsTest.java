@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.iqstream.bench.storm.StormOptions;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -22,6 +23,27 @@ class BenchOptionsTest {
     assertEquals(60_000, o.windowMs());
     assertEquals(10_000, o.runLengthMs());
     assertEquals(Path.of("/repo/bench/results"), o.outDir());
+  }
+
+  @Test
+  void stormRunsAgainstTheServersThatResumeWithItsOwnDefaults() {
+    BenchOptions o = parse("--storm");
+    assertEquals(List.of("iqstream", "nchan"), o.servers());
+    assertEquals(StormOptions.DEFAULT, o.storm());
+    o = parse("--storm", "--storm-readers", "10_000", "--storm-runs", "50", "--storm-window", "0",
+        "--storm-calm", "10s", "--servers", "iqstream");
+    assertEquals(List.of("iqstream"), o.servers());
+    assertEquals(10_000, o.storm().readers());
+    assertEquals(50, o.storm().cutRuns());
+    assertEquals(0, o.storm().windowMs());
+    assertEquals(10_000, o.storm().calmMs());
+    assertEquals(20, o.storm().eventsPerSec());
+    assertEquals(null, parse().storm());
+    assertThrows(IllegalArgumentException.class, () -> parse("--storm-readers", "100"));
+    assertThrows(IllegalArgumentException.class, () -> parse("--storm", "--servers", "soketi"));
+    assertThrows(IllegalArgumentException.class, () -> parse("--storm", "--storm-readers", "30000"));
+    assertThrows(IllegalArgumentException.class, () -> parse("--storm", "--storm-readers", "10", "--storm-runs",
+        "20"));
   }
 
   @Test

@@ -25,9 +25,13 @@ import org.openjdk.jmh.runner.options.TimeValue;
  */
 class MicroBenchmarksSmokeTest {
     private static final Set<String> BENCHMARKS = Set.of("EventValidatorBench.check", "SplitterBench.feedRun",
-            "RunLogAppendBench.append", "FanOutBench.publish", "ResumeBench.readFrom", "ResumeBench.subscribe");
-    /** Configurations: 3 validator events, 3 formats × 2 chunk sizes, 2 logs, N = 1/10/100, 2 × 3 resumes. */
-    private static final int CONFIGURATIONS = 3 + 6 + 2 + 3 + 6;
+            "RunLogAppendBench.append", "FanOutBench.publish", "ResumeBench.readFrom", "ResumeBench.subscribe",
+            "TokenCheckBench.authorize");
+    /**
+     * Configurations: 3 validator events, 3 formats × 2 chunk sizes, 2 logs, N = 1/10/100, 2 × 3 resumes, 4 token
+     * algorithms × cache off/on.
+     */
+    private static final int CONFIGURATIONS = 3 + 6 + 2 + 3 + 6 + 8;
 
     static {
         // the benchmark threads are Netty threads, as in a fork (HotPathBench's jvmArgs)

@@ -33,6 +33,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannelRecvByteBufAllocator;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.internal.PlatformDependent;
@@ -63,6 +64,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class IqStreamServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(IqStreamServer.class);
+    /** Connections a worker accepts per loop turn (Netty's default for a listener, said here on purpose). */
+    static final int ACCEPTS_PER_TURN = 16;
 
     private final ServerContext context;
     private final EventLoopGroup acceptor;
@@ -110,7 +113,7 @@ public final class IqStreamServer implements AutoCloseable {
                 new DefaultThreadFactory("iqstream-worker"), transport.ioHandlerFactory());
         ByteBufAllocator allocator = PooledByteBufAllocator.DEFAULT;
         Function<IqStreamInitializer, ServerBootstrap> mainPort = initializer -> mainPort(workerGroup, transport,
-                allocator, initializer);
+                allocator, initializer, config.storm().listenBacklog());
         ServerContext context = new ServerContext(config, new Workers(workers(workerGroup, config, budget, metrics,
                 allocator)), authorizer, metrics, budget);
         context.telemetry(Telemetry.start(config.tracing()));
@@ -193,6 +196,12 @@ public final class IqStreamServer implements AutoCloseable {
                 + "memory plan covers {} at their worst, see docs/SECURITY.md)", config.workers(), transport.name(),
                 config.authEnabled() ? authorizer.describe() : "OFF", budgetBytes >> 20, maxConnections,
                 ConnectionSlots.fileLimit(), covered);
+        int somaxconn = somaxconn();
+        if (somaxconn > 0 && somaxconn < config.storm().listenBacklog()) {
+            LOG.warn("--listen-backlog {} is capped by the kernel's net.core.somaxconn {}: a reconnect storm past it "
+                    + "is refused (ListenOverflows in /proc/net/netstat); raise it (sysctl -w net.core.somaxconn={})",
+                    config.storm().listenBacklog(), somaxconn, config.storm().listenBacklog());
+        }
         if (config.durableStreamsOpen()) {
             LOG.warn("--durable-streams-open: Durable Streams at /v1/stream/ need NO token on {} (loopback only; for "
                     + "the conformance suite and local development)", config.host());
@@ -250,12 +259,17 @@ public final class IqStreamServer implements AutoCloseable {
      * ARCHITECTURE.md). The warm-up's private listener is made here too, so it exercises the same options.
      */
     private static ServerBootstrap mainPort(EventLoopGroup workerGroup, Transport transport,
-            ByteBufAllocator allocator, IqStreamInitializer initializer) {
+            ByteBufAllocator allocator, IqStreamInitializer initializer, int listenBacklog) {
         return new ServerBootstrap()
                 .group(workerGroup, workerGroup)
                 .handler(initializer.connectionLimit())
                 .channel(transport.serverChannelClass())
-                .option(ChannelOption.SO_BACKLOG, 4096)
+                // a reconnect storm waits in the kernel's accept queue (--listen-backlog, capped by somaxconn), and
+                // is taken from it ACCEPTS_PER_TURN at a time between the worker's other work: connections already
+                // served keep their turn while thousands come back at once (StormTest in the bench module)
+                .option(ChannelOption.SO_BACKLOG, listenBacklog)
+                .option(ChannelOption.RCVBUF_ALLOCATOR,
+                        new ServerChannelRecvByteBufAllocator().maxMessagesPerRead(ACCEPTS_PER_TURN))
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.ALLOCATOR, allocator)
@@ -265,6 +279,16 @@ public final class IqStreamServer implements AutoCloseable {
                 // of that worker is read in between (HostileFloodTest; issue 31, item 6)
                 .childOption(ChannelOption.RCVBUF_ALLOCATOR, new AdaptiveRecvByteBufAllocator().maxMessagesPerRead(1))
                 .childHandler(initializer);
+    }
+
+    /** The kernel's cap on a listen backlog, or -1 where it cannot be read (not Linux). */
+    private static int somaxconn() {
+        try {
+            return Integer.parseInt(java.nio.file.Files.readString(java.nio.file.Path.of(
+                    "/proc/sys/net/core/somaxconn")).trim());
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
     }
 
     /** Undoes a start that failed or was interrupted before the server existed (null listeners: not bound). */

@@ -7,6 +7,7 @@ import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.demo.DemoSite;
 import io.iqstream.server.http.ListingSlots;
 import io.iqstream.server.metrics.Metrics;
+import io.iqstream.server.sse.RetryLines;
 import io.iqstream.server.stream.DurableStreams;
 import io.iqstream.server.stream.StreamExchange;
 import io.iqstream.server.telemetry.Telemetry;
@@ -14,9 +15,6 @@ import io.iqstream.server.wire.CorsPolicy;
 import io.iqstream.server.wire.HttpReplies;
 import io.iqstream.server.worker.Workers;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 
 /**
  * The shared, thread-safe pieces every connection needs: configuration, workers, authorization, metrics, the
@@ -30,7 +28,7 @@ public final class ServerContext {
     private final MemoryBudget budget;
     private final CorsPolicy cors;
     private final HttpReplies replies;
-    private final ByteBuf sseRetryLine;
+    private final RetryLines retryLines;
     private volatile DemoSite demo;
     private volatile Cluster cluster;
     private volatile DurableStreams durableStreams;
@@ -49,10 +47,7 @@ public final class ServerContext {
         this.budget = budget;
         this.cors = new CorsPolicy(config.corsOrigins());
         this.replies = new HttpReplies(cors);
-        byte[] retry = ("retry: " + config.retryMs() + "\n\n").getBytes(StandardCharsets.US_ASCII);
-        // direct (written as it is, no copy) and freed with this object: not a pooled buffer the leak detector tracks
-        this.sseRetryLine = Unpooled.unreleasableBuffer(
-                Unpooled.wrappedBuffer(ByteBuffer.allocateDirect(retry.length).put(retry).flip())).asReadOnly();
+        this.retryLines = new RetryLines(config.retryMs(), config.storm().retryJitterMs());
     }
 
     public ServerConfig config() {
@@ -80,11 +75,12 @@ public final class ServerContext {
     }
 
     /**
-     * An SSE stream's first line, {@code retry: <--retry>} and its blank line, encoded once at start: each stream
-     * writes a duplicate of it (no string building or copy per stream); a write's release leaves it whole.
+     * An SSE stream's first line, {@code retry: <--retry plus a random part of --retry-jitter>} and its blank line,
+     * encoded once at start: each stream writes a duplicate of one (no string building or copy per stream); a
+     * write's release leaves it whole ({@link RetryLines}).
      */
     public ByteBuf sseRetryLine() {
-        return sseRetryLine.duplicate();
+        return retryLines.next();
     }
 
     public HttpReplies replies() {

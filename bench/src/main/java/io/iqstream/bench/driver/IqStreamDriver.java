@@ -4,6 +4,7 @@ import io.iqstream.bench.load.Driver;
 import io.iqstream.bench.load.Publisher;
 import io.iqstream.bench.load.Run;
 import io.iqstream.bench.load.Shard;
+import io.iqstream.bench.storm.StormProtocol;
 import io.jsonwebtoken.Jwts;
 import io.jsonwebtoken.security.Keys;
 import io.netty.buffer.ByteBuf;
@@ -29,7 +30,7 @@ import javax.crypto.SecretKey;
  * event); each browser reads {@code GET /v1/runs/{id}/events} as SSE with its own HS256 JWT allowing
  * {@code subscribe} on that run only, and resumes with {@code Last-Event-ID}.
  */
-public final class IqStreamDriver implements Driver {
+public final class IqStreamDriver implements Driver, StormProtocol {
   private static final byte[] CRLF = {'\r', '\n'};
   private static final byte[] LAST_CHUNK = "0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
 
@@ -85,6 +86,47 @@ public final class IqStreamDriver implements Driver {
             + "Authorization: Bearer " + r.credential() + "\r\n"
             + (lastEventId == null ? "" : "Last-Event-ID: " + lastEventId + "\r\n")
             + "\r\n");
+  }
+
+  @Override
+  public InetSocketAddress address() {
+    return (InetSocketAddress) server;
+  }
+
+  @Override
+  public String readerCredential(String runId, String reader) {
+    return token(Map.of("subscribe", List.of(runId)), reader);
+  }
+
+  @Override
+  public String subscribeRequest(String runId, String credential, String lastEventId) {
+    return "GET /v1/runs/" + runId + "/events HTTP/1.1\r\n"
+        + "Host: " + hostHeader + "\r\n"
+        + "Accept: text/event-stream\r\n"
+        + "Authorization: Bearer " + credential + "\r\n"
+        + (lastEventId == null ? "" : "Last-Event-ID: " + lastEventId + "\r\n")
+        + "\r\n";
+  }
+
+  @Override
+  public byte[] publishOpening(String runId) {
+    return ("POST /v1/runs/" + runId + "/events HTTP/1.1\r\n"
+        + "Host: " + hostHeader + "\r\n"
+        + "Authorization: Bearer " + publisherToken + "\r\n"
+        + "Content-Type: application/x-ndjson\r\n"
+        + "Transfer-Encoding: chunked\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+  }
+
+  @Override
+  public byte[] publishEvent(String runId, byte[] event) {
+    byte[] size = (Integer.toHexString(event.length + 1) + "\r\n").getBytes(StandardCharsets.US_ASCII);
+    byte[] out = new byte[size.length + event.length + 3];
+    System.arraycopy(size, 0, out, 0, size.length);
+    System.arraycopy(event, 0, out, size.length, event.length);
+    out[out.length - 3] = '\n';
+    out[out.length - 2] = '\r';
+    out[out.length - 1] = '\n';
+    return out;
   }
 
   @Override

@@ -4,6 +4,7 @@ import io.iqstream.bench.load.Driver;
 import io.iqstream.bench.load.Publisher;
 import io.iqstream.bench.load.Run;
 import io.iqstream.bench.load.Shard;
+import io.iqstream.bench.storm.StormProtocol;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -36,7 +37,7 @@ import java.util.Base64;
  * {@code GET /sub/<run>?md5=..&expires=..} (its own signed link), resuming with Last-Event-ID. Nchan's
  * ids are its own ({@code <time>:<seq>}), so the checker identifies events by payload.
  */
-public final class NchanDriver implements Driver {
+public final class NchanDriver implements Driver, StormProtocol {
   /** How a run's backend publishes to Nchan. */
   public enum Publish {
     /** One HTTP POST per event on a keep-alive connection. */
@@ -84,10 +85,49 @@ public final class NchanDriver implements Driver {
   /** {@code md5=<base64url(md5(expires + channel + " " + secret))>&expires=<epoch s>}. */
   @Override
   public Object subscriberCredential(Run run) {
+    return signedLink(run.data().runId());
+  }
+
+  @Override
+  public InetSocketAddress address() {
+    return (InetSocketAddress) server;
+  }
+
+  @Override
+  public String readerCredential(String runId, String reader) {
+    return signedLink(runId);
+  }
+
+  @Override
+  public String subscribeRequest(String runId, String credential, String lastEventId) {
+    return "GET /sub/" + runId + "?" + credential + " HTTP/1.1\r\n"
+        + "Host: " + hostHeader + "\r\n"
+        + "Accept: text/event-stream\r\n"
+        + (lastEventId == null ? "" : "Last-Event-ID: " + lastEventId + "\r\n")
+        + "\r\n";
+  }
+
+  @Override
+  public byte[] publishOpening(String runId) {
+    return new byte[0];
+  }
+
+  @Override
+  public byte[] publishEvent(String runId, byte[] event) {
+    byte[] head = ("POST /pub/" + runId + " HTTP/1.1\r\nHost: " + hostHeader
+        + "\r\nContent-Type: application/json\r\nContent-Length: " + event.length + "\r\n\r\n")
+        .getBytes(StandardCharsets.US_ASCII);
+    byte[] out = new byte[head.length + event.length];
+    System.arraycopy(head, 0, out, 0, head.length);
+    System.arraycopy(event, 0, out, head.length, event.length);
+    return out;
+  }
+
+  private String signedLink(String runId) {
     long expires = System.currentTimeMillis() / 1000 + 3600;
     try {
       MessageDigest md5 = MessageDigest.getInstance("MD5");
-      byte[] digest = md5.digest((expires + run.data().runId() + " " + secret)
+      byte[] digest = md5.digest((expires + runId + " " + secret)
           .getBytes(StandardCharsets.UTF_8));
       return "md5=" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest)
           + "&expires=" + expires;

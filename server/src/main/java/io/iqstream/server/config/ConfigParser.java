@@ -198,7 +198,7 @@ public final class ConfigParser {
                 jwksUrl, jwksTimeout, refreshMin, refreshMax, jwksMaxAge, jwksCa, List.copyOf(peers), advertise,
                 clusterSecret, (int) intIn(v, Flag.WARMUP, 0, 1_000_000), durableOpen.equals("true"),
                 positiveMs(v, Flag.DURABLE_STREAMS_LONG_POLL, 10), sseLifetimeMs(v), storage(v),
-                logFormat.equals("json"), tracing);
+                logFormat.equals("json"), tracing, storm(v));
     }
 
     /** {@code --sse-lifetime}: 0 (no end of its own), or at least 1 s. */
@@ -208,6 +208,14 @@ public final class ConfigParser {
             throw bad(Flag.SSE_LIFETIME, get(v, Flag.SSE_LIFETIME), "0 (no end) or at least 1s");
         }
         return ms;
+    }
+
+    private static StormSettings storm(EnumMap<Flag, String> v) {
+        long jitterMs = positiveMs(v, Flag.RETRY_JITTER, 0);
+        if (jitterMs > StormSettings.MAX_RETRY_JITTER_MS) {
+            throw bad(Flag.RETRY_JITTER, get(v, Flag.RETRY_JITTER), "at most 60s");
+        }
+        return new StormSettings(jitterMs, (int) intIn(v, Flag.LISTEN_BACKLOG, 16, 65_535));
     }
 
     private static StorageSettings storage(EnumMap<Flag, String> v) {

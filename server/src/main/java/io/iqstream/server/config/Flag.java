@@ -41,6 +41,10 @@ public enum Flag {
     MAX_SUBSCRIBER_LAG("max-subscriber-lag", "30s", "a subscriber whose socket stays full this long is cut"),
     HEARTBEAT("heartbeat", "15s", "SSE comment interval on an idle stream"),
     RETRY("retry", "1000ms", "SSE retry: field sent to browsers"),
+    RETRY_JITTER("retry-jitter", "1000ms", "each stream's retry: is --retry plus a random part of this, so the "
+            + "browsers cut at once (a balancer restart) come back spread over it, not together (0: off; at most 60s)"),
+    LISTEN_BACKLOG("listen-backlog", "4096", "connections the kernel queues for accept (a reconnect storm's burst); "
+            + "capped by net.core.somaxconn, which the server warns about at start when it is lower (16 to 65535)"),
     DRAIN_TIMEOUT("drain-timeout", "60s", "how long SIGTERM waits for running runs to finish"),
     CORS_ORIGIN("cors-origin", "", "allowed browser origins, comma-separated, or * for any origin without "
             + "credentials: the iqstream_token cookie counts only with no Origin or one listed by name (default: none)"),

@@ -7,7 +7,8 @@ import java.util.List;
 /**
  * The server's whole configuration, validated once at start by {@link ConfigParser}; immutable, any thread.
  * Units are in the names. {@code jsonLogs}: {@code --log-format json}; {@code tracing}: the {@code OTEL_*}
- * variables ask for traces ({@link TracingEnvironment#asksForTraces}).
+ * variables ask for traces ({@link TracingEnvironment#asksForTraces}); {@code storm}: what spreads and absorbs a
+ * reconnect storm ({@code --retry-jitter}, {@code --listen-backlog}).
  */
 public record ServerConfig(
         String host,
@@ -58,7 +59,8 @@ public record ServerConfig(
         long sseLifetimeMs,
         StorageSettings storage,
         boolean jsonLogs,
-        boolean tracing) {
+        boolean tracing,
+        StormSettings storm) {
 
     /** Largest {@code --max-event-bytes}: an event is held and framed in one buffer. */
     public static final long MAX_EVENT_BYTES_LIMIT = 64L << 20;
@@ -85,7 +87,7 @@ public record ServerConfig(
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, bodyTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
                 peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs,
-                sseLifetimeMs, storage, jsonLogs, tracing);
+                sseLifetimeMs, storage, jsonLogs, tracing, storm);
     }
 
     /** A copy with the given memory budget (resolved from the container when the flag is absent). */
@@ -96,6 +98,6 @@ public record ServerConfig(
                 drainTimeoutMs, corsOrigins, demo, logLevel, headerTimeoutMs, bodyTimeoutMs, idleTimeoutMs, maxConnections, adminPort,
                 allowTokensWithoutExp, jwksUrl, jwksTimeoutMs, jwksRefreshMinMs, jwksRefreshMaxMs, jwksMaxAgeMs, jwksCa,
                 peers, advertise, clusterSecret, warmupRequests, durableStreamsOpen, durableStreamsLongPollMs,
-                sseLifetimeMs, storage, jsonLogs, tracing);
+                sseLifetimeMs, storage, jsonLogs, tracing, storm);
     }
 }

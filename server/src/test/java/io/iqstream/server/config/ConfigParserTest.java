@@ -29,6 +29,24 @@ class ConfigParserTest {
         assertTrue(c.devMode());
         assertEquals(List.of(), c.corsOrigins());
         assertEquals(6_000, c.warmupRequests());
+        assertEquals(1_000, c.storm().retryJitterMs());
+        assertEquals(4096, c.storm().listenBacklog());
+    }
+
+    @Test
+    void stormSettingsAreBounded() {
+        ServerConfig c = ConfigParser.parse(new String[] {"--retry-jitter", "5s", "--listen-backlog", "16384"},
+                Map.of());
+        assertEquals(5_000, c.storm().retryJitterMs());
+        assertEquals(16384, c.storm().listenBacklog());
+        assertEquals(0, ConfigParser.parse(new String[] {"--retry-jitter", "0"}, Map.of()).storm().retryJitterMs());
+        ConfigException e = assertThrows(ConfigException.class,
+                () -> ConfigParser.parse(new String[] {"--retry-jitter", "2m"}, Map.of()));
+        assertTrue(e.getMessage().contains("--retry-jitter"), e.getMessage());
+        e = assertThrows(ConfigException.class,
+                () -> ConfigParser.parse(new String[] {"--listen-backlog", "100000"}, Map.of()));
+        assertTrue(e.getMessage().contains("--listen-backlog"), e.getMessage());
+        assertThrows(ConfigException.class, () -> ConfigParser.parse(new String[] {"--listen-backlog", "0"}, Map.of()));
     }
 
     @Test

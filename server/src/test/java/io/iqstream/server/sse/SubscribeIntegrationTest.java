@@ -25,7 +25,7 @@ class SubscribeIntegrationTest {
 
     @BeforeAll
     static void start() {
-        server = TestServer.start("--heartbeat", "200ms", "--retry", "1500ms", "--await-run", "1s",
+        server = TestServer.start("--heartbeat", "200ms", "--retry", "1500ms", "--retry-jitter", "0", "--await-run", "1s",
                 "--cors-origin", "https://app.example");
         admin = Tokens.admin();
     }
