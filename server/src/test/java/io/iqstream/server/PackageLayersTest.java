@@ -87,6 +87,32 @@ class PackageLayersTest {
         assertEquals(List.of(), namesAbove(MAIN.resolve("storage"), ABOVE_STORAGE));
     }
 
+    /**
+     * The ground floor names nothing of the server above it: {@code config} and {@code metrics} name no other
+     * package, {@code wire} only {@code metrics}, {@code log} only {@code wire}; and the two protocols' read paths
+     * are apart: {@code stream} (Durable Streams) and {@code sse} (AG-UI) name neither the other, what both write
+     * and time live readers with lives in {@code wire}.
+     */
+    @Test
+    void theGroundFloorNamesNothingAboveItAndTheProtocolsAreApart() throws IOException {
+        Set<String> all = Set.of("admission", "auth", "cluster", "config", "demo", "http", "ingest", "log",
+                "metrics", "run", "sse", "storage", "stream", "telemetry", "warmup", "wire", "worker");
+        List<String> wrong = new ArrayList<>();
+        wrong.addAll(namesAbove(MAIN.resolve("config"), without(all, "config")));
+        wrong.addAll(namesAbove(MAIN.resolve("metrics"), without(all, "metrics")));
+        wrong.addAll(namesAbove(MAIN.resolve("wire"), without(all, "wire", "metrics")));
+        wrong.addAll(namesAbove(MAIN.resolve("log"), without(all, "log", "wire")));
+        wrong.addAll(namesAbove(MAIN.resolve("stream"), Set.of("sse")));
+        wrong.addAll(namesAbove(MAIN.resolve("sse"), Set.of("stream")));
+        assertEquals(List.of(), wrong);
+    }
+
+    private static Set<String> without(Set<String> all, String... kept) {
+        Set<String> out = new java.util.HashSet<>(all);
+        out.removeAll(Set.of(kept));
+        return out;
+    }
+
     private static final Set<String> ABOVE_STORAGE = Set.of("run", "stream", "ingest", "sse", "cluster", "http",
             "worker", "admission");
 
