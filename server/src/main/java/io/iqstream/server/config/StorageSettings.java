@@ -10,7 +10,7 @@ import java.nio.file.Path;
  *     the process ends
  * @param dataDir {@code --data-dir}: the node's data directory (its own; locked while a server uses it)
  * @param fsync {@code --fsync}: {@code batch}, {@code always} or {@code never} (see
- *     {@code io.iqstream.server.storage.FsyncPolicy})
+ *     {@code storage.FsyncPolicy})
  * @param diskBudgetBytes {@code --disk-budget}: what the streams' files may take; 0: from the file system at start
  *     (what they take then, plus its free space less a margin)
  */
