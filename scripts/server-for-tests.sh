@@ -10,6 +10,8 @@
 # the suites start several servers from one working directory, and a data directory is one node's: their durable
 # streams stay in memory unless the suite says otherwise (IQSTREAM_DURABILITY, or --durability and --data-dir)
 export IQSTREAM_DURABILITY="${IQSTREAM_DURABILITY:-memory}"
+# and a stream's `retry:` is exactly --retry (the suites time reconnects by it); a test of the jitter names the flag
+export IQSTREAM_RETRY_JITTER="${IQSTREAM_RETRY_JITTER:-0}"
 _repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 IQSTREAM_JAR=${IQSTREAM_JAR:-$_repo/server/target/iqstream-server.jar}
 if [ ! -f "$IQSTREAM_JAR" ]; then

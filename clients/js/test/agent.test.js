@@ -54,7 +54,7 @@ describe("IqStreamAgent against IQ-Stream", () => {
   let server;
   let proxy;
   before(async () => {
-    server = await startServer(["--retry", "150ms", "--await-run", "2s"]);
+    server = await startServer(["--retry", "150ms", "--retry-jitter", "0", "--await-run", "2s"]);
     proxy = await startProxy(server.port);
   });
   after(async () => {
