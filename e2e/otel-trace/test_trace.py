@@ -106,7 +106,11 @@ def spans_of_trace(path):
             line = line.strip()
             if not line:
                 continue
-            for rs in json.loads(line).get("resourceSpans", []):
+            try:
+                batch = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the collector's file exporter is still writing this line: a later poll reads it whole
+            for rs in batch.get("resourceSpans", []):
                 service = attrs(rs.get("resource", {})).get("service.name")
                 for ss in rs.get("scopeSpans", []):
                     for s in ss.get("spans", []):
