@@ -22,6 +22,8 @@
 # Exits non-zero with a "FAIL:" line on the first failure.
 # Env: IQSTREAM_JAR, JAVA_HOME, KEEP_WORK=1 (keep the temp folder and logs).
 set -uo pipefail
+# the nodes share one working directory and a data directory is one node's: they keep durable streams in memory
+export IQSTREAM_DURABILITY="${IQSTREAM_DURABILITY:-memory}"
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -417,6 +419,9 @@ write_nginx_conf "$X"
 kill -HUP "$NGINX_PID"
 new_worker() { local w; for w in $(pgrep -P "$NGINX_PID"); do grep -qw "$w" <<<"$old_workers" || return 0; done; return 1; }
 wait_until 10 new_worker || fail "nginx: no new worker 10s after reload ($(tail -3 "$NGDIR/logs/error.log"))"
+# a new worker is not enough: until each old one has taken the signal it still accepts, with the old upstreams
+old_shut() { local w; for w in $old_workers; do grep -q "$w#$w: gracefully shutting down" "$NGDIR/logs/error.log" || return 1; done; }
+wait_until 10 old_shut || fail "nginx: the old workers ($old_workers) did not stop accepting 10s after reload"
 n=$(others_still_reachable nginx "$NG" "$X") || exit 1
 m=$(new_runs_avoid nginx "$NG" "$X" moved-nginx) || exit 1
 finish_live_run nginx live-nginx
