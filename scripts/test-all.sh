@@ -149,8 +149,8 @@ done
 # ---- verdict: only a run of every suite, none skipped, is "ALL TESTS PASSED"; the last line names every skip
 # (a suite that skipped itself counts as run: it is in the subset and in "skipped")
 skipped_list="$(IFS=,; echo "${skipped[*]:-}")"
+sleep 1 # each suite's output goes through a tee of its own: the last one's copy is out before the verdict
 if ((${#failed[@]})); then
-  sleep 0.5 # the last suite's tee has written its copy
   for name in "${failed[@]}"; do
     if [[ -s "$SUITE_LOGS/$name.log" ]]; then
       echo "=== $name: the last 60 lines it printed (all of it: $SUITE_LOGS/$name.log)"
