@@ -9,12 +9,15 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoop;
+import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * The runs owned by one worker, with their lifecycle: creation (admission), appends (caps, budget), the end,
@@ -47,7 +50,7 @@ public final class RunRegistry {
     /** Ended runs on disk whose bytes are in memory too (just ended, or loaded for a reader). */
     private final ArrayList<Run> onDiskInMemory = new ArrayList<>();
     /** Readers waiting for a run's bytes to be loaded back from its file, by run. */
-    private final HashMap<Run, ArrayList<java.util.function.Consumer<Boolean>>> loading = new HashMap<>();
+    private final HashMap<Run, ArrayList<Consumer<Boolean>>> loading = new HashMap<>();
     private ScheduledFuture<?> sweeper;
     /** Set by {@link #dropAll}: the server is closing. */
     private boolean closed;
@@ -136,7 +139,7 @@ public final class RunRegistry {
     }
 
     /** The ended run's file is written (or failed): from now on its bytes may leave memory. */
-    private void written(Run run, java.io.IOException failure) {
+    private void written(Run run, IOException failure) {
         if (failure != null) {
             LOG.warn("run {}: writing its file failed, kept in memory for its retention: {}", run.id(),
                     failure.toString());
@@ -158,12 +161,12 @@ public final class RunRegistry {
      * gets true once the bytes are back, charged to the budget, or false when they cannot be (the budget is full,
      * or the file cannot be read: logged). On this loop.
      */
-    public void load(Run run, java.util.function.Consumer<Boolean> ready) {
+    public void load(Run run, Consumer<Boolean> ready) {
         if (!run.isSpilled()) {
             ready.accept(true);
             return;
         }
-        ArrayList<java.util.function.Consumer<Boolean>> waiting = loading.get(run);
+        ArrayList<Consumer<Boolean>> waiting = loading.get(run);
         if (waiting != null) {
             waiting.add(ready);
             return;
@@ -174,8 +177,8 @@ public final class RunRegistry {
         spill.read(run.id(), (saved, failure) -> loaded(run, saved, failure));
     }
 
-    private void loaded(Run run, RunSpill.Saved saved, java.io.IOException failure) {
-        ArrayList<java.util.function.Consumer<Boolean>> waiting = loading.remove(run);
+    private void loaded(Run run, RunSpill.Saved saved, IOException failure) {
+        ArrayList<Consumer<Boolean>> waiting = loading.remove(run);
         boolean ok = false;
         if (failure != null) {
             LOG.error("run {}: its file cannot be read, not served: {}", run.id(), failure.toString());
@@ -189,7 +192,7 @@ public final class RunRegistry {
             metrics.runsLoaded.increment();
         }
         if (waiting != null) {
-            for (java.util.function.Consumer<Boolean> w : waiting) {
+            for (Consumer<Boolean> w : waiting) {
                 w.accept(ok);
             }
         }
@@ -198,7 +201,7 @@ public final class RunRegistry {
     /** Puts a spilled run's saved events back into a sealed log of its own, within the budget. */
     private boolean refill(Run run, RunSpill.Saved saved) {
         long estimate = RunLog.RUN_OVERHEAD_BYTES;
-        for (java.nio.ByteBuffer e : saved.events()) {
+        for (ByteBuffer e : saved.events()) {
             estimate += e.remaining() + 24;
         }
         estimate += (estimate / RunLog.SEGMENT_BYTES + 1) * (RunLog.SEGMENT_BYTES + RunLog.SEGMENT_OVERHEAD_BYTES);
@@ -206,7 +209,7 @@ public final class RunRegistry {
             return false;
         }
         RunLog log = new RunLog(allocator, codec, copies);
-        for (java.nio.ByteBuffer e : saved.events()) {
+        for (ByteBuffer e : saved.events()) {
             log.append(Unpooled.wrappedBuffer(e.duplicate()));
         }
         log.seal();
@@ -235,7 +238,7 @@ public final class RunRegistry {
             return false;
         }
         Run run = new Run(saved.runId(), saved.protocol(), allocator, codec, copies, System.nanoTime());
-        for (java.nio.ByteBuffer e : saved.events()) {
+        for (ByteBuffer e : saved.events()) {
             ByteBuf json = Unpooled.wrappedBuffer(e.duplicate());
             run.store(json, run.log().frameLength(json.readableBytes()), false, System.nanoTime());
         }

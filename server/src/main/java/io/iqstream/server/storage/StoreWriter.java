@@ -304,16 +304,6 @@ public final class StoreWriter implements AutoCloseable {
                 }
             }
             created.clear(); // their folders are flushed at the checkpoint; until then the journal stands for them
-        } else if (fsync == FsyncPolicy.BATCH) {
-            Map<Path, IOException> flushFailures = flushAll(dirty);
-            for (Map.Entry<Path, IOException> e : flushFailures.entrySet()) {
-                // every write of this batch to the file is in doubt (what the kernel kept after a failed flush
-                // cannot be trusted): all of them fail, and the file is refused from now on
-                broken.add(e.getKey());
-                for (Task t : byFile.getOrDefault(e.getKey(), List.of())) {
-                    failed.put(t, e.getValue());
-                }
-            }
         }
         if (!created.isEmpty() && fsync != FsyncPolicy.NEVER) {
             try {
@@ -339,7 +329,7 @@ public final class StoreWriter implements AutoCloseable {
     }
 
     /**
-     * Flushes every file a batch touched ({@code fdatasync}), in parallel on {@link #FLUSHERS} when there are
+     * Flushes every file written since the last checkpoint ({@code fdatasync}), in parallel on {@link #FLUSHERS} when there are
      * several: a file system commits concurrent flushes together (ext4's journal takes them in one commit), where
      * one after another each waits for its own. Measured on this project's VM, 100 files: 160-230 ms one after
      * another, 21-33 ms at once. Returns the files whose flush failed, with why.
