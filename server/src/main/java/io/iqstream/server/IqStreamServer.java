@@ -119,7 +119,8 @@ public final class IqStreamServer implements AutoCloseable {
         context.telemetry(Telemetry.start(config.tracing()));
         context.cluster(Cluster.start(config, transport.name(), context.replies(), metrics, context.telemetry()));
         StreamStore store = openStore(config, context.workers(), acceptor, workerGroup, context);
-        context.durableStreams(new DurableStreams(budget, metrics, context.workers(), config.maxRunBytes(), store));
+        context.durableStreams(new DurableStreams(budget, metrics, context.workers(), config.maxRunBytes(), store,
+                config.storage().coldAfterMs()));
         if (store != null) {
             metrics.diskUsedBytes = store::usedBytes;
             metrics.diskBudgetBytes = store::budgetBytes;

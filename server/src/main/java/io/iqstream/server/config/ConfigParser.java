@@ -237,7 +237,8 @@ public final class ConfigParser {
             if (!budget.isEmpty() && diskBudget < 64 * 1024) {
                 throw bad(Flag.DISK_BUDGET, budget, "at least 64k");
             }
-            return new StorageSettings(durability.equals("disk"), java.nio.file.Path.of(dir), fsync, diskBudget);
+            return new StorageSettings(durability.equals("disk"), java.nio.file.Path.of(dir), fsync, diskBudget,
+                    positiveMs(v, Flag.COLD_AFTER, 0));
         } catch (java.nio.file.InvalidPathException e) {
             throw bad(Flag.DATA_DIR, dir, "a directory");
         }

@@ -13,6 +13,8 @@ import java.nio.file.Path;
  *     {@code storage.FsyncPolicy})
  * @param diskBudgetBytes {@code --disk-budget}: what the streams' files may take; 0: from the file system at start
  *     (what they take then, plus its free space less a margin)
+ * @param coldAfterMs {@code --cold-after}: on disk, a stream idle this long keeps its bytes in its file only, not in
+ *     memory; 0: never
  */
-public record StorageSettings(boolean onDisk, Path dataDir, String fsync, long diskBudgetBytes) {
+public record StorageSettings(boolean onDisk, Path dataDir, String fsync, long diskBudgetBytes, long coldAfterMs) {
 }

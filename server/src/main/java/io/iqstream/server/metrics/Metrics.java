@@ -45,6 +45,8 @@ public final class Metrics {
     public final LongAdder durableStorageFailures = new LongAdder();
     public final LongAdder durableStreamsRecovered = new LongAdder();
     public final LongAdder durableRecoveryCutBytes = new LongAdder();
+    public final LongAdder durableStreamsCold = new LongAdder();
+    public final LongAdder durableStreamsLoaded = new LongAdder();
     /** The storage layer's figures, set once at start under --durability disk. */
     public volatile java.util.function.LongSupplier diskUsedBytes = () -> 0;
     public volatile java.util.function.LongSupplier diskBudgetBytes = () -> 0;
@@ -180,6 +182,10 @@ public final class Metrics {
                 + " at start.", durableRecoveryCutBytes.sum());
         gauge(sb, "iqstream_durable_recovery_ms", "How long recovering the data directory took at start.",
                 durableRecoveryMs);
+        counter(sb, "iqstream_durable_streams_cold_total", "Durable streams that went cold (--cold-after): their bytes"
+                + " dropped from memory, kept by their file.", durableStreamsCold.sum());
+        counter(sb, "iqstream_durable_streams_loaded_total", "Cold durable streams whose bytes were loaded from their"
+                + " file again for a request.", durableStreamsLoaded.sum());
         counter(sb, "iqstream_durable_streams_expired_total", "Durable streams freed by their TTL or Expires-At.",
                 durableStreamsExpired.sum());
         counter(sb, "iqstream_durable_appends_total", "Messages appended to durable streams.", durableAppends.sum());

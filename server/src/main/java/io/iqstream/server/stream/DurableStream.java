@@ -42,8 +42,24 @@ public final class DurableStream {
     /** Live readers waiting at the tail (long-poll and SSE), on the owner worker. */
     final List<TailWaiter> waiters = new ArrayList<>(1);
 
-    /** The stream's own bytes and message boundaries (a fork's below its fork point are its parent's). */
-    final ByteLog log;
+    /**
+     * The stream's own bytes and message boundaries (a fork's below its fork point are its parent's). Replaced only
+     * while no fork holds it: by an empty, retired log when the stream goes cold ({@link #cold}), and by the log
+     * loaded from its file when it is needed again. Written on the owner; read by a fork's worker too.
+     */
+    volatile ByteLog log;
+    /**
+     * Its bytes are in its file only ({@code --cold-after}): every request loads them first
+     * ({@link DurableStreams#load}). Set before the log is retired, so a fork's worker whose hold is refused sees
+     * it and loads the source instead of answering 404.
+     */
+    volatile boolean cold;
+    /** The tail when the stream went cold: what loading its file must give back (owner). */
+    long coldTail;
+    /** Requests waiting for the stream's file to be loaded, or null when no load is under way (owner). */
+    List<java.util.function.Consumer<DurableStreams.Load>> loading;
+    /** Live reads (long-poll or SSE) of this stream going on (owner): a stream read live never goes cold. */
+    int liveReads;
     /** The idempotent producers' epochs and sequence numbers, and the closing append. */
     final ProducerLedger producers = new ProducerLedger();
     private volatile boolean closed;

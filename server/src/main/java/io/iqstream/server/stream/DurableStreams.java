@@ -3,6 +3,7 @@ package io.iqstream.server.stream;
 import io.iqstream.server.admission.MemoryBudget;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.run.ByteLog;
+import io.iqstream.server.storage.RecordFile;
 import io.iqstream.server.storage.StreamStore;
 import io.iqstream.server.worker.Workers;
 import java.io.IOException;
@@ -60,14 +61,27 @@ public final class DurableStreams {
     private final long maxStreamBytes;
     /** The storage layer, or null when streams are kept in memory only. */
     private final StreamStore store;
+    /** {@code --cold-after}: on disk, a stream idle this long keeps its bytes in its file only; 0: never. */
+    private final long coldAfterMs;
+
+    /** What loading a cold stream's file gave the requests waiting for it. */
+    enum Load {
+        /** The stream's bytes are in memory again (or it is gone: the request finds that itself). */
+        READY,
+        /** The memory budget refused them: 503 with Retry-After. */
+        OVER_BUDGET,
+        /** The file could not be read, or did not hold what was acknowledged: 500, and logged. */
+        FAILED
+    }
 
     public DurableStreams(MemoryBudget budget, Metrics metrics, Workers workers, long maxStreamBytes,
-            StreamStore store) {
+            StreamStore store, long coldAfterMs) {
         this.budget = budget;
         this.metrics = metrics;
         this.workers = workers;
         this.maxStreamBytes = maxStreamBytes;
         this.store = store;
+        this.coldAfterMs = store == null ? 0 : coldAfterMs;
     }
 
     /** Whether streams are kept on disk. */
@@ -320,7 +334,7 @@ public final class DurableStreams {
      */
     void delete(DurableStream s) {
         s.softDeleted = true;
-        if (s.log.retireIfUnheld()) {
+        if (s.cold || s.log.retireIfUnheld()) { // a cold stream has no fork: its (empty) log is retired already
             free(s);
         } else if (store != null) {
             persist(s, StreamRecords.delete(), () -> { });
@@ -394,6 +408,129 @@ public final class DurableStreams {
         return null;
     }
 
+    // ---- cold streams ---------------------------------------------------------------------------------------
+
+    /**
+     * Drops an idle stream's bytes from memory, when nothing needs them there: its file holds every one of them
+     * (nothing on its way to the disk, no failed write), no live read follows it, no load is under way, and it is
+     * neither a fork nor held by one (a fork reads its source's segments). Its producers, {@code Stream-Seq},
+     * closure and configuration stay. On its owner worker.
+     */
+    private void goCold(DurableStream s) {
+        if (s.cold || s.softDeleted || s.parent != null || s.pendingWrites > 0 || s.liveReads > 0
+                || !s.waiters.isEmpty() || s.loading != null || s.storageFailure != null) {
+            return;
+        }
+        s.cold = true; // before the retirement: a fork's worker refused a hold from here on loads the stream
+        ByteLog warm = s.log;
+        if (!warm.retireIfUnheld()) {
+            s.cold = false;
+            return;
+        }
+        ByteLog empty = new ByteLog(io.netty.buffer.ByteBufAllocator.DEFAULT);
+        empty.retireIfUnheld();
+        s.coldTail = warm.tail();
+        s.log = empty;
+        long bytes = warm.release();
+        budget.release(s.chargedBytes);
+        s.chargedBytes = 0;
+        metrics.durableBytesHeld.add(-bytes);
+        metrics.durableStreamsCold.increment();
+    }
+
+    /** Whether idle streams go cold ({@code --cold-after} on disk): recovered ones then start cold. */
+    boolean keepsColdStreams() {
+        return coldAfterMs > 0;
+    }
+
+    /**
+     * Whether a request on {@code path} must load a cold stream first, and which: the stream at {@code path}, or
+     * (a fork's creation) its source at {@code forkedFrom}. Null when none. Any worker.
+     */
+    DurableStream coldFor(String path, String forkedFrom) {
+        if (coldAfterMs == 0) {
+            return null;
+        }
+        DurableStream s = streams.get(path);
+        if (s != null) {
+            return s.cold ? s : null;
+        }
+        DurableStream source = forkedFrom == null ? null : streams.get(forkedFrom);
+        return source != null && source.cold ? source : null;
+    }
+
+    /**
+     * Loads a cold stream's bytes from its file (on the storage thread; the worker never waits), then tells
+     * {@code then}, on {@code s}'s owner worker. Requests that come while it loads wait for the same load. At once
+     * when the stream is not cold. On {@code s}'s owner worker.
+     */
+    void load(DurableStream s, io.netty.buffer.ByteBufAllocator alloc, java.util.function.Consumer<Load> then) {
+        if (!s.cold) {
+            then.accept(Load.READY);
+            return;
+        }
+        if (s.loading != null) {
+            s.loading.add(then);
+            return;
+        }
+        s.loading = new ArrayList<>(2);
+        s.loading.add(then);
+        store.writer(ownerOf(s.path)).read(store.directory().streamFile(s.path), (bytes, failure) -> {
+            Load result = failure != null ? failedLoad(s, failure.toString()) : fill(s, alloc, bytes);
+            List<java.util.function.Consumer<Load>> waiting = s.loading;
+            s.loading = null;
+            for (java.util.function.Consumer<Load> w : waiting) {
+                w.accept(result);
+            }
+        });
+    }
+
+    /** Makes a cold stream's log again from its file's records; READY once its bytes are in memory. */
+    private Load fill(DurableStream s, io.netty.buffer.ByteBufAllocator alloc, byte[] bytes) {
+        if (!s.cold || streams.get(s.path) != s) {
+            return Load.READY; // freed while it loaded (deleted, expired): the request answers 404 itself
+        }
+        ByteLog log = new ByteLog(alloc);
+        long charge = 0;
+        long held = 0;
+        List<java.nio.ByteBuffer> records = RecordFile.parse(bytes).payloads();
+        for (int i = 1; i < records.size(); i++) { // the first is the stream's creation
+            java.nio.ByteBuffer p = records.get(i);
+            if (StreamRecords.kind(p) != StreamRecords.APPEND) {
+                continue;
+            }
+            StreamRecords.Append a = StreamRecords.readAppend(p);
+            if (a == null) {
+                log.release();
+                return failedLoad(s, "record " + i + " does not parse");
+            }
+            if (a.data() != null) {
+                charge += log.chargeFor(a.data().length);
+                log.appendCommitted(io.netty.buffer.Unpooled.wrappedBuffer(a.data()));
+                held += a.data().length;
+            }
+        }
+        if (log.tail() != s.coldTail) {
+            log.release();
+            return failedLoad(s, "it holds " + log.tail() + " bytes of messages, not the " + s.coldTail
+                    + " acknowledged");
+        }
+        if (!charge(s, charge)) {
+            log.release();
+            return Load.OVER_BUDGET;
+        }
+        s.log = log;
+        s.cold = false;
+        metrics.durableBytesHeld.add(held);
+        metrics.durableStreamsLoaded.increment();
+        return Load.READY;
+    }
+
+    private static Load failedLoad(DurableStream s, String why) {
+        LOG.error("stream {}: its file cannot be loaded ({}); its requests answer 500 until it can", s.path, why);
+        return Load.FAILED;
+    }
+
     /** Writes what is queued and closes the storage layer (at shutdown, after the workers; also on a failed start). */
     public void closeStore() {
         if (store != null) {
@@ -417,17 +554,22 @@ public final class DurableStreams {
         streams.clear();
     }
 
-    /** Frees the expired streams {@code loop} owns. On that loop. */
+    /** Frees the expired streams {@code loop} owns, and lets its idle ones go cold. On that loop. */
     private void sweep(EventLoop loop) {
         sweepsBegun.get(loop).incrementAndGet();
         long now = System.currentTimeMillis();
         List<DurableStream> expired = null;
         for (DurableStream s : streams.values()) {
-            if (!s.softDeleted && s.isExpired(now) && ownerOf(s.path) == loop) {
+            if (ownerOf(s.path) != loop) {
+                continue;
+            }
+            if (!s.softDeleted && s.isExpired(now)) {
                 if (expired == null) {
                     expired = new ArrayList<>();
                 }
                 expired.add(s);
+            } else if (coldAfterMs > 0 && now - s.lastAccessMs >= coldAfterMs) {
+                goCold(s);
             }
         }
         if (expired != null) {

@@ -77,6 +77,8 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer, R
     private boolean done;
     /** A live read holds a subscriber slot (--max-subscribers) until it ends. */
     private boolean readerSlot;
+    /** The stream read live while {@link #readerSlot} is held (its {@link DurableStream#liveReads} counts this). */
+    private DurableStream readerOf;
     /** Messages of one answer or one delivery: one per worker, reused by every read on it (none is held across calls). */
     private static final FastThreadLocal<MessageBatch> BATCH = new FastThreadLocal<>() {
         @Override
@@ -145,6 +147,8 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer, R
                 return;
             }
             readerSlot = true;
+            readerOf = s;
+            s.liveReads++;
         }
         if (sse) {
             startSse(s, position);
@@ -589,6 +593,8 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer, R
         if (readerSlot) {
             readerSlot = false;
             streams.releaseReader();
+            readerOf.liveReads--;
+            readerOf = null;
         }
     }
 

@@ -80,6 +80,17 @@ public final class StreamExchange implements StreamAnswer {
     public static StreamAnswer serve(Settings settings, ChannelHandlerContext ctx, HttpRequest request, String path,
             ByteBuf body, List<String> offsets, String live, String cursor, boolean keepAlive,
             boolean sourceReadable) {
+        DurableStream cold = settings.streams().coldFor(path,
+                request.method().equals(HttpMethod.PUT) && sourceReadable
+                        ? request.headers().get(DurableStreamProtocol.FORKED_FROM) : null);
+        if (cold != null) {
+            try {
+                return ColdLoad.start(cold, settings, ctx, request, path, body, offsets, live, cursor, keepAlive,
+                        sourceReadable);
+            } finally {
+                body.release();
+            }
+        }
         StreamExchange x = new StreamExchange(new StreamReply(settings, ctx, request, path, keepAlive));
         try {
             HttpMethod m = request.method();
@@ -229,15 +240,25 @@ public final class StreamExchange implements StreamAnswer {
                 return;
             }
             contentType = parent.contentType;
-            forkPosition = forkOffset == null ? parent.tail() : DurableStreamProtocol.position(forkOffset);
-            if (forkPosition > parent.tail()) {
-                refuse(HttpResponseStatus.BAD_REQUEST, "Stream-Fork-Offset is beyond the source stream's end");
+            // held before its log is read: a source freed on its own worker meanwhile is never read (its
+            // segments released), and from here every refusal gives the hold back; a held log is the source's
+            // for as long as the hold lasts (it goes cold only unheld)
+            if (!streams.holdForFork(parent)) {
+                if (parent.cold) {
+                    // it went cold since this request looked (a load was due): the next try loads it
+                    FullHttpResponse r = response(HttpResponseStatus.SERVICE_UNAVAILABLE, "the stream to fork is "
+                            + "being loaded from its file; retry");
+                    r.headers().set(HttpHeaderNames.RETRY_AFTER, "1");
+                    send(r);
+                    return;
+                }
+                refuse(HttpResponseStatus.NOT_FOUND, "no stream to fork at " + forkedFrom);
                 return;
             }
-            // held before its log is read: a source freed on its own worker meanwhile is never read (its
-            // segments released), and from here every refusal gives the hold back
-            if (!streams.holdForFork(parent)) {
-                refuse(HttpResponseStatus.NOT_FOUND, "no stream to fork at " + forkedFrom);
+            forkPosition = forkOffset == null ? parent.tail() : DurableStreamProtocol.position(forkOffset);
+            if (forkPosition > parent.tail()) {
+                letGo(parent);
+                refuse(HttpResponseStatus.BAD_REQUEST, "Stream-Fork-Offset is beyond the source stream's end");
                 return;
             }
             if (subOffset > 0) {

@@ -59,6 +59,14 @@ final class StreamRecovery {
             }
             byPath.put(c.path(), new Loaded(name, c, f.payloads().subList(1, f.payloads().size())));
         }
+        // a stream neither a fork nor a fork's source starts cold (--cold-after): its bytes stay in its file until
+        // a request needs them, so a start holds in memory what the streams' bookkeeping takes, not their bytes
+        java.util.Set<String> sources = new java.util.HashSet<>();
+        for (Loaded l : byPath.values()) {
+            if (l.create().parentPath() != null) {
+                sources.add(l.create().parentPath());
+            }
+        }
         Map<String, DurableStream> made = new HashMap<>();
         boolean progress = true;
         while (progress && made.size() < byPath.size()) {
@@ -76,7 +84,8 @@ final class StreamRecovery {
                     progress = true;
                     continue;
                 }
-                DurableStream s = make(streams, l, parent, alloc);
+                DurableStream s = make(streams, l, parent, alloc, streams.keepsColdStreams() && parent == null
+                        && !sources.contains(l.create().path()));
                 if (s != null) {
                     made.put(s.path, s);
                     progress = true;
@@ -109,7 +118,8 @@ final class StreamRecovery {
     }
 
     /** One stream from its records; null (logged) when a record does not parse. */
-    private static DurableStream make(DurableStreams streams, Loaded l, DurableStream parent, ByteBufAllocator alloc) {
+    private static DurableStream make(DurableStreams streams, Loaded l, DurableStream parent, ByteBufAllocator alloc,
+            boolean cold) {
         StreamRecords.Create c = l.create();
         long now = System.currentTimeMillis();
         if (parent != null && !parent.log.holdForFork()) {
@@ -139,7 +149,9 @@ final class StreamRecovery {
                 }
                 return null;
             }
-            if (a.data() != null) {
+            if (a.data() != null && cold) {
+                s.coldTail += a.data().length;
+            } else if (a.data() != null) {
                 logBytes += s.log.chargeFor(a.data().length);
                 s.log.appendCommitted(Unpooled.wrappedBuffer(a.data()));
                 held += a.data().length;
@@ -160,6 +172,10 @@ final class StreamRecovery {
             if (a.closes()) {
                 s.close();
             }
+        }
+        if (cold && !s.softDeleted) {
+            s.log.retireIfUnheld();
+            s.cold = true;
         }
         if (!streams.chargeRecovered(s, heap, logBytes)) {
             LOG.warn("stream {}: recovered past the memory budget (what was acknowledged is loaded whatever the "

@@ -1,0 +1,180 @@
+package io.iqstream.server.stream;
+
+import static io.iqstream.server.testing.DurableHttp.readAll;
+import static io.iqstream.server.testing.DurableHttp.send;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.iqstream.server.testing.Conditions;
+import io.iqstream.server.testing.DurableHttp;
+import io.iqstream.server.testing.LaunchedServer;
+import java.io.IOException;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.concurrent.CompletableFuture;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Cold streams ({@code --durability disk --cold-after}): a stream idle that long drops its bytes from memory
+ * (its file keeps them), and its next request — a catch-up, a long-poll, an append, a producer's retry, a fork, a
+ * DELETE — loads them back first and is answered exactly as if they had stayed. A stream read live never goes
+ * cold. Observed through the server's own counters, never through a clock.
+ */
+class ColdStreamsTest {
+    private static final String TEXT = "text/plain";
+    private static final Pattern METRIC = Pattern.compile("(?m)^(iqstream_[a-z_]+) (\\d+)");
+
+    private static LaunchedServer start(Path dir) throws IOException {
+        return LaunchedServer.start("--durability", "disk", "--data-dir", dir.toString(), "--auth", "none",
+                "--durable-streams-open", "true", "--cold-after", "1s");
+    }
+
+    private static long metric(LaunchedServer s, String name) throws Exception {
+        Matcher m = METRIC.matcher(send("GET", s.base() + "/metrics", null).body());
+        while (m.find()) {
+            if (m.group(1).equals(name)) {
+                return Long.parseLong(m.group(2));
+            }
+        }
+        throw new AssertionError("no metric " + name);
+    }
+
+    /** Waits until {@code n} streams in all have gone cold, and no stream holds a byte in memory. */
+    private static void awaitCold(LaunchedServer s, long n) throws Exception {
+        Conditions.await(n + " streams cold", 30_000, () -> {
+            try {
+                return metric(s, "iqstream_durable_streams_cold_total") >= n
+                        && metric(s, "iqstream_durable_bytes_held") == 0;
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+    }
+
+    private static HttpResponse<String> produce(String url, long seq, String body) throws Exception {
+        return send("POST", url, body, "Content-Type", TEXT, "Producer-Id", "p", "Producer-Epoch", "0",
+                "Producer-Seq", Long.toString(seq));
+    }
+
+    @Test
+    void aColdStreamIsLoadedForEachKindOfRequestAndAnsweredAsBefore(@TempDir Path dir) throws Exception {
+        try (LaunchedServer s = start(dir)) {
+            String base = s.base() + "/v1/stream/cold/";
+            assertEquals(201, send("PUT", base + "a", null, "Content-Type", TEXT).statusCode());
+            assertEquals(200, produce(base + "a", 0, "one,").statusCode());
+            assertEquals(200, produce(base + "a", 1, "two,").statusCode());
+            assertEquals(201, send("PUT", base + "j", "[1,{\"k\":\"v\"}]", "Content-Type", "application/json")
+                    .statusCode());
+            String tail = send("HEAD", base + "a", null).headers().firstValue("Stream-Next-Offset").orElseThrow();
+
+            awaitCold(s, 2);
+            assertEquals(0, metric(s, "iqstream_durable_streams_loaded_total"));
+            // a catch-up: every byte, at the same offsets
+            HttpResponse<String> r = send("GET", base + "a?offset=-1", null);
+            assertEquals(200, r.statusCode(), r.body());
+            assertEquals("one,two,", r.body());
+            assertEquals(tail, r.headers().firstValue("Stream-Next-Offset").orElseThrow());
+            assertEquals("[1,{\"k\":\"v\"}]", send("GET", base + "j?offset=-1", null).body());
+            assertEquals(2, metric(s, "iqstream_durable_streams_loaded_total"));
+
+            // the producer's state stayed in memory: its retry is a duplicate, its next seq goes on
+            awaitCold(s, 4);
+            assertEquals(204, produce(base + "a", 1, "two,").statusCode(), "the retry of the last seq");
+            assertEquals(200, produce(base + "a", 2, "three,").statusCode());
+            assertEquals("one,two,three,", readAll(base + "a"));
+
+            // a long-poll at the tail of a cold stream waits, and gets the next append
+            awaitCold(s, 5);
+            String end = send("HEAD", base + "a", null).headers().firstValue("Stream-Next-Offset").orElseThrow();
+            awaitCold(s, 6);
+            CompletableFuture<HttpResponse<String>> poll = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return send("GET", base + "a?offset=" + end + "&live=long-poll", null);
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            });
+            Conditions.await("the long-poll waits", 30_000, () -> {
+                try {
+                    return metric(s, "iqstream_durable_streams_loaded_total") >= 5 && !poll.isDone();
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            });
+            assertEquals(200, produce(base + "a", 3, "four,").statusCode());
+            assertEquals("four,", poll.get().body());
+
+            // a fork of a cold source reads the source's bytes below its fork point, then its own
+            awaitCold(s, 7);
+            assertEquals(201, send("PUT", base + "f", null, "Stream-Forked-From", "/v1/stream/cold/a").statusCode());
+            assertEquals(204, send("POST", base + "f", "mine", "Content-Type", TEXT).statusCode());
+            assertEquals("one,two,three,four,mine", readAll(base + "f"));
+
+            // a DELETE of a cold stream that no fork holds frees it
+            assertEquals(204, send("DELETE", base + "f", null).statusCode());
+            awaitCold(s, 8);
+            assertEquals(204, send("DELETE", base + "a", null).statusCode());
+            assertEquals(404, send("GET", base + "a?offset=-1", null).statusCode());
+            s.assertNoLeaks();
+        }
+    }
+
+    /**
+     * After a restart a stream that is neither a fork nor a fork's source starts cold: the start holds none of its
+     * bytes, and its first request loads them; a source and its fork start in memory.
+     */
+    @Test
+    void aRestartLeavesStreamsColdUntilTheyAreRead(@TempDir Path dir) throws Exception {
+        try (LaunchedServer s = start(dir)) {
+            String base = s.base() + "/v1/stream/restart/";
+            assertEquals(201, send("PUT", base + "plain", "plain bytes", "Content-Type", TEXT).statusCode());
+            assertEquals(201, send("PUT", base + "src", "source;", "Content-Type", TEXT).statusCode());
+            assertEquals(201, send("PUT", base + "fork", null, "Stream-Forked-From", "/v1/stream/restart/src")
+                    .statusCode());
+        }
+        try (LaunchedServer s = start(dir)) {
+            String base = s.base() + "/v1/stream/restart/";
+            assertEquals(3, metric(s, "iqstream_durable_streams_recovered"));
+            assertEquals("source;".length(), metric(s, "iqstream_durable_bytes_held"), "the source only");
+            assertEquals("plain bytes", readAll(base + "plain"));
+            assertEquals(1, metric(s, "iqstream_durable_streams_loaded_total"));
+            assertEquals("source;", readAll(base + "fork"));
+        }
+    }
+
+    /** A stream with an SSE reader stays in memory, however long it is idle; another idle one goes cold. */
+    @Test
+    void aStreamReadLiveNeverGoesCold(@TempDir Path dir) throws Exception {
+        try (LaunchedServer s = start(dir)) {
+            String base = s.base() + "/v1/stream/live/";
+            assertEquals(201, send("PUT", base + "read", "first;", "Content-Type", TEXT).statusCode());
+            HttpResponse<Stream<String>> sse = DurableHttp.lines(base + "read?offset=-1&live=sse");
+            Iterator<String> lines = sse.body().iterator();
+            StringBuilder data = new StringBuilder();
+            assertTrue(DurableHttp.readUntil(lines, "upToDate", data));
+            assertEquals("data:first;", data.toString());
+            // made after the reader began: once it is cold, the read stream has been idle at least as long
+            assertEquals(201, send("PUT", base + "idle", "x", "Content-Type", TEXT).statusCode());
+            Conditions.await("the idle stream cold", 30_000, () -> {
+                try {
+                    return metric(s, "iqstream_durable_streams_cold_total") >= 1;
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            });
+            assertEquals(1, metric(s, "iqstream_durable_streams_cold_total"));
+            assertEquals("first;".length(), metric(s, "iqstream_durable_bytes_held"), "the read stream's bytes");
+            assertEquals(204, send("POST", base + "read", "second;", "Content-Type", TEXT).statusCode());
+            data.setLength(0);
+            assertTrue(DurableHttp.readUntil(lines, "upToDate", data));
+            assertEquals("data:second;", data.toString());
+            assertEquals(0, metric(s, "iqstream_durable_streams_loaded_total"));
+            sse.body().close();
+        }
+    }
+}
