@@ -6,6 +6,8 @@
 #   tests/test_publisher.py, test_async_client.py   the synchronous and the asyncio client (standard library)
 #   tests/test_repair.py                             the repair step both publishers drive (iqstream/_repair.py),
 #                                                    alone: every decision after a break or a refusal, no server
+#   tests/test_core.py                               the rest of the sans-I/O core both clients share, alone: the
+#                                                    requests (_requests.py), the answers (_results.py), no server
 #   tests/test_restore.py                            both publishers restore a run whose node was SIGKILLed
 #                                                    (two server processes with --peers)
 #   tests/frameworks/                                pydantic-ai, LangGraph (ag-ui-langgraph) and Microsoft Agent

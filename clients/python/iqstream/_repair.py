@@ -19,6 +19,12 @@ server answered it with a refusal) and gets back what to do next, a plain value:
 
 A request that a ``Resend`` or a ``Probe`` names and that breaks before it is answered goes to
 ``request_broke``. Each sent event goes through ``sent`` and a 200 through ``confirmed``.
+
+A publisher drives it with two calls. The answer to its open request (read early while it sends, or at the
+body's end) goes to ``answered``, a break to ``broke``; each step's I/O, performed, goes to ``after(step,
+outcome)`` (the status, the probe's ``Answer``, None, or ``Broken(error)`` when the I/O failed), which names the
+next step, until ``Resumed`` (the run goes on over the request the last ``Resend`` opened), ``Done`` or ``Fail``.
+Every request the publisher opens goes through ``started``.
 """
 
 from __future__ import annotations
@@ -26,10 +32,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple, Optional, Protocol, Sequence, Union
 
-from ._results import IqStreamError, IqStreamHttpError, PublishResult, RunStatus
+from ._results import Answer, IqStreamError, IqStreamHttpError, PublishResult, RunStatus, http_error, parse_result
 
-__all__ = ["Repair", "RestoreBuffer", "RetrySettings", "Step", "Wait", "AskStatus", "Resend", "Probe", "Done", "Fail",
-           "Settled", "settle_after_break", "is_run_lost"]
+__all__ = ["Repair", "RestoreBuffer", "RetrySettings", "Step", "Wait", "AskStatus", "Resend", "Probe", "Resumed",
+           "Done", "Fail", "Broken", "Outcome", "RepairCounts", "Settled", "settle_after_break", "is_run_lost"]
 
 
 class RetrySettings(Protocol):
@@ -72,6 +78,11 @@ class Probe:
 
 
 @dataclass(frozen=True)
+class Resumed:
+    """The repair is done: the run goes on over the request the last ``Resend`` opened."""
+
+
+@dataclass(frozen=True)
 class Done:
     """The publish is complete: ``result`` is the publisher's result."""
 
@@ -85,7 +96,20 @@ class Fail:
     error: BaseException
 
 
-Step = Union[Wait, AskStatus, Resend, Probe, Done, Fail]
+Step = Union[Wait, AskStatus, Resend, Probe, Resumed, Done, Fail]
+
+
+@dataclass(frozen=True)
+class Broken:
+    """The I/O a step named failed: ``error`` is the transport's error (or, for ``AskStatus``, the status
+    request's ``IqStreamError``)."""
+
+    error: BaseException
+
+
+# what a step's I/O came to: the run's status (AskStatus; None for a 404), the server's answer (Probe), None (Wait,
+# Resend), or Broken
+Outcome = Union[RunStatus, Answer, Broken, None]
 
 
 class Repair:
@@ -112,6 +136,7 @@ class Repair:
         self.settings = settings
         self.restores = 0
         self.failures_in_row = 0
+        self.requests_started = 0  # the publish requests the publisher has opened
         # a request broke (no HTTP answer) after events were written and no status has confirmed the count
         # since: the run may hold events this publisher cannot count
         self.may_have_events = False
@@ -132,6 +157,42 @@ class Repair:
     def confirmed(self) -> None:
         """The server answered the current request 200: it holds every event sent."""
         self.unconfirmed.clear()
+
+    def started(self) -> None:
+        """The publisher opened a publish request (the first, or one a ``Resend`` or a ``Probe`` named)."""
+        self.requests_started += 1
+
+    def answered(self, answer: Answer, finishing: bool = False) -> Step:
+        """The server answered the current request: at the body's end (``finishing``) a 200 is the publish's result
+        (``Done``; an unreadable one raises ``IqStreamError``); before it, a 200 means the server ended the request
+        early (continued like a break); anything else is a refusal."""
+        if answer.status == 200:
+            if finishing:
+                result = parse_result(self.run_id, answer.body)
+                self.confirmed()
+                return Done(result)
+            return self.broke(IqStreamError("the server ended the publish request early", self.run_id))
+        return self.refused(http_error(self.run_id, answer.status, answer.body, answer.retry_after),
+                            self.requests_started, finishing)
+
+    def after(self, step: Step, outcome: Outcome) -> Step:
+        """The next step once the publisher has performed the I/O ``step`` named (``Wait``, ``AskStatus``,
+        ``Probe`` or ``Resend``) and it came to ``outcome``."""
+        if isinstance(outcome, Broken):
+            if isinstance(step, AskStatus) and isinstance(outcome.error, IqStreamError):
+                return self.status_failed(outcome.error)
+            return self.request_broke(outcome.error)
+        if isinstance(step, Wait):
+            return self.waited()
+        if isinstance(step, AskStatus):
+            return self.status_is(outcome if isinstance(outcome, RunStatus) else None)
+        if isinstance(step, Probe) and isinstance(outcome, Answer):
+            error = None if outcome.status == 200 else http_error(
+                self.run_id, outcome.status, outcome.body, outcome.retry_after)
+            return self.probe_answered(error, self.requests_started)
+        if isinstance(step, Resend):
+            return Resumed()
+        raise ValueError(f"no I/O of {step!r} comes to {outcome!r}")
 
     def broke(self, cause: BaseException, finishing: bool = False) -> Step:
         """The current request broke without an HTTP answer (or the server ended it early with a 200)."""
@@ -231,6 +292,22 @@ class Repair:
         if settled.result is not None:
             return Done(settled.result)
         return Resend(self.base, self.unconfirmed)
+
+
+class RepairCounts:
+    """What both publishers show of their ``Repair`` (``_repair``)."""
+
+    _repair: Repair
+
+    @property
+    def restores(self) -> int:
+        """How many times the run was restored on a new owner (its node died)."""
+        return self._repair.restores
+
+    @property
+    def requests_started(self) -> int:
+        """The publish requests this publisher has opened."""
+        return self._repair.requests_started
 
 
 class Settled(NamedTuple):

@@ -1,6 +1,7 @@
-"""What the client's calls come to: ``PublishResult`` and ``RunStatus``, the errors they raise, and how a reply
-becomes one of them (``http_error``, ``parse_result``, ``published``, ``status_of``, ``check_deleted``), the same for the
-synchronous and the asyncio client.
+"""What the client's calls come to: ``PublishResult`` and ``RunStatus``, the errors they raise, and how an answer
+(``Answer``: status, Retry-After, body) becomes one of them (``http_error``, ``parse_result``, ``published``,
+``status_of``, ``check_deleted``, ``stop_in``), without I/O and the same for the synchronous and the asyncio client
+(with ``_requests``, what they send, and ``_repair``, what a broken publish does next).
 
 Defined here, below both the publishers and their repair step (``_repair``), so that each can use them without
 importing the other; users import them from ``iqstream`` (or ``iqstream.client``, whose names they carry).
@@ -10,9 +11,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
-__all__ = ["IqStreamError", "IqStreamHttpError", "RunStoppedError", "PublishResult", "RunStatus"]
+__all__ = ["IqStreamError", "IqStreamHttpError", "RunStoppedError", "PublishResult", "RunStatus", "Answer"]
 
 
 class IqStreamError(Exception):
@@ -83,6 +84,14 @@ class RunStatus:
     publishing: bool = False  # a publish request is open on it now (False if the server does not say)
 
 
+class Answer(NamedTuple):
+    """An HTTP answer as the clients read it: the status, the Retry-After header (None without one), the body."""
+
+    status: int
+    retry_after: Optional[str]
+    body: bytes
+
+
 def http_error(run_id: Optional[str], status: int, body: bytes, retry_after: Optional[str]) -> IqStreamHttpError:
     """The error for a refusal: its JSON ``error``, ``message``, ``position`` and ``lastEventId``, and Retry-After."""
     code = message = last_event_id = None
@@ -139,3 +148,11 @@ def check_deleted(run_id: str, status: int, retry_after: Optional[str], body: by
     """``DELETE /v1/runs/{runId}``'s answer: 200 (stopped) or 204 (dropped), the refusal raised for anything else."""
     if status not in (200, 204):
         raise http_error(run_id, status, body, retry_after)
+
+
+def stop_in(run_id: str, answer: Answer) -> Optional[RunStoppedError]:
+    """The ``RunStoppedError`` when ``answer`` says the run was stopped (409 ``run_stopped``), else None."""
+    if answer.status != 409:
+        return None
+    error = http_error(run_id, answer.status, answer.body, answer.retry_after)
+    return error if isinstance(error, RunStoppedError) else None

@@ -22,44 +22,30 @@ import asyncio
 import json
 import os
 import ssl
-import urllib.parse
 from typing import Any, AsyncIterable, AsyncIterator, Callable, Iterable, NoReturn, Optional, Union
 
 from . import _results
 from ._http import Endpoint, HttpExchange, HttpResponse
-from ._repair import AskStatus, Done, Fail, Probe, Repair, RestoreBuffer, Step, Wait
-from ._sse import SseParser
-from ._trace import with_trace_context
-from .client import (
+from ._repair import AskStatus, Broken, Done, Fail, Outcome, Repair, RepairCounts, Resend, Resumed, Step, Wait
+from ._requests import (
     DEFAULT_RESTORE_BUFFER_BYTES,
-    IqStreamClient,
-    IqStreamError,
-    IqStreamHttpError,
-    PublishResult,
-    RunStatus,
-    RunStoppedError,
-    _check_run_id,
+    ClientCore,
+    Request,
+    TokenSource,
+    check_run_id,
     event_line,
-    restore_header,
+    is_terminal,
 )
+from ._sse import SseParser
+from .client import IqStreamError, IqStreamHttpError, PublishResult, RunStatus, RunStoppedError
 
 __all__ = ["AsyncClient", "AsyncRunPublisher", "RunEvents"]
 
 TRANSPORT_ERRORS = (OSError, EOFError, asyncio.TimeoutError)
 DEFAULT_URL = "http://127.0.0.1:8080"
-TokenSource = Union[str, Callable[[], str], None]
 
 
-def _is_terminal(line: bytes) -> bool:
-    if b'"RUN_FINISHED"' not in line and b'"RUN_ERROR"' not in line:
-        return False
-    try:
-        return json.loads(line).get("type") in ("RUN_FINISHED", "RUN_ERROR")
-    except (ValueError, AttributeError):
-        return False
-
-
-class AsyncClient:
+class AsyncClient(ClientCore):
     """A client for one IQ-Stream server, for asyncio. Cheap to create; holds no connection between calls.
 
     ``url`` defaults to ``$IQSTREAM_URL`` (else ``http://127.0.0.1:8080``), ``token`` to ``$IQSTREAM_TOKEN``: a
@@ -75,44 +61,29 @@ class AsyncClient:
                  ssl_context: Optional[ssl.SSLContext] = None,
                  restore_buffer_bytes: int = DEFAULT_RESTORE_BUFFER_BYTES):
         url = url or os.environ.get("IQSTREAM_URL") or DEFAULT_URL
-        parsed = urllib.parse.urlsplit(url)
-        if parsed.scheme not in ("http", "https") or not parsed.hostname:
-            raise ValueError(f"url must be http(s)://host[:port], got: {url!r}")
+        super().__init__(url, token if token is not None else os.environ.get("IQSTREAM_TOKEN"), "url",
+                         timeout=timeout, max_retries=max_retries, retry_delay=retry_delay,
+                         max_retry_delay=max_retry_delay, restore_buffer_bytes=restore_buffer_bytes)
         self.url = url
-        self.endpoint = Endpoint(parsed.scheme, parsed.hostname,
-                                 parsed.port or (443 if parsed.scheme == "https" else 80), ssl_context)
-        self.prefix = parsed.path.rstrip("/")
-        self._token: TokenSource = token if token is not None else os.environ.get("IQSTREAM_TOKEN")
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.retry_delay = retry_delay
-        self.max_retry_delay = max_retry_delay
-        RestoreBuffer(restore_buffer_bytes, 0)  # validates
-        self.restore_buffer_bytes = restore_buffer_bytes
+        self.endpoint = Endpoint(self.scheme, self.host, self.port, ssl_context)
 
     # ---- plumbing ----
 
-    def headers(self) -> dict[str, str]:
-        token = self._token() if callable(self._token) else self._token
-        return with_trace_context({"Authorization": f"Bearer {token}"} if token else {})
-
-    def events_path(self, run_id: str) -> str:
-        return f"{self.prefix}/v1/runs/{run_id}/events"
-
     async def start(self, method: str, path: str, headers: Optional[dict] = None,
                     body: Optional[bytes] = None) -> HttpExchange:
-        return await HttpExchange.start(self.endpoint, method, path, {**self.headers(), **(headers or {})},
-                                        body, connect_timeout_s=self.timeout)
+        return await self.send(Request(method, path, {**self.headers(), **(headers or {})}, body))
 
-    async def _request(self, method: str, path: str, body: Optional[bytes] = None,
-                       headers: Optional[dict] = None, run_id: Optional[str] = None) -> tuple[int, Optional[str], bytes]:
+    async def send(self, request: Request) -> HttpExchange:
+        """Connects and writes ``request`` (its body to come in chunks when it has none)."""
+        return await HttpExchange.start(self.endpoint, *request, connect_timeout_s=self.timeout)
+
+    async def _request(self, request: Request, run_id: str) -> _results.Answer:
         exchange: Optional[HttpExchange] = None
         try:
-            async def exchange_once() -> tuple[int, Optional[str], bytes]:
+            async def exchange_once() -> _results.Answer:
                 nonlocal exchange
-                exchange = await self.start(method, path, headers, body if body is not None else b"")
-                response = await exchange.response()
-                return response.status, response.header("retry-after"), await exchange.read_body()
+                exchange = await self.send(request._replace(body=request.body if request.body is not None else b""))
+                return await _read_answer(exchange)
             return await asyncio.wait_for(exchange_once(), self.timeout)
         except TRANSPORT_ERRORS as e:
             raise IqStreamError(f"request to IQ-Stream failed: {e!r}", run_id) from e
@@ -125,7 +96,7 @@ class AsyncClient:
     def open_run(self, run_id: str, *, on_stop: Optional[Callable[[], Any]] = None) -> "AsyncRunPublisher":
         """A streamed publish of ``run_id`` (``async with``): ``await run.send(event)``, then the block's end
         finishes it. ``on_stop`` is called (on the loop) the moment the server says the run was stopped."""
-        return AsyncRunPublisher(self, _check_run_id(run_id), on_stop=on_stop)
+        return AsyncRunPublisher(self, check_run_id(run_id), on_stop=on_stop)
 
     async def publish_events(self, run_id: str, events: Union[AsyncIterable[Any], Iterable[Any]]) -> PublishResult:
         """Publishes ``events`` (``ag_ui.core`` events, dicts or JSON text; an async or plain iterable) as one
@@ -161,29 +132,21 @@ class AsyncClient:
 
     async def publish(self, run_id: str, events: Iterable[Any]) -> PublishResult:
         """Publishes a batch of events in one (non-streamed) request."""
-        _check_run_id(run_id)
-        body = b"".join(event_line(e) for e in events)
-        status, retry_after, reply = await self._request(
-            "POST", self.events_path(run_id), body, {"Content-Type": "application/x-ndjson"}, run_id)
-        return _results.published(run_id, status, retry_after, reply)
+        return _results.published(run_id, *await self._request(self.api.publish(run_id, events), run_id))
 
     async def status(self, run_id: str) -> Optional[RunStatus]:
         """The run's status, or None if the server has no such run (404)."""
-        _check_run_id(run_id)
-        status, retry_after, reply = await self._request("GET", f"{self.prefix}/v1/runs/{run_id}", run_id=run_id)
-        return _results.status_of(run_id, status, retry_after, reply)
+        return _results.status_of(run_id, *await self._request(self.api.status(run_id), run_id))
 
     async def delete(self, run_id: str) -> None:
         """Stops a running run (readers get RUN_ERROR STOPPED, its publisher ``RunStoppedError``), or drops an ended one."""
-        _check_run_id(run_id)
-        status, retry_after, reply = await self._request("DELETE", f"{self.prefix}/v1/runs/{run_id}", run_id=run_id)
-        _results.check_deleted(run_id, status, retry_after, reply)
+        _results.check_deleted(run_id, *await self._request(self.api.delete(run_id), run_id))
 
     def subscribe(self, run_id: str, last_event_id: Optional[int] = None) -> "RunEvents":
         """Reads the run as IQ-Stream serves it (``async with iq.subscribe(run_id) as stream``): ``stream.raw()``
         its SSE bytes (``id:`` lines included), ``stream.events()`` its ``(id, event)`` pairs. Needs the
         subscribe right. ``last_event_id``: resume after that event."""
-        return RunEvents(self, _check_run_id(run_id), last_event_id)
+        return RunEvents(self, check_run_id(run_id), last_event_id)
 
 
 class _Pump:
@@ -253,16 +216,13 @@ class RunEvents:
         self._exchange: Optional[HttpExchange] = None
 
     async def __aenter__(self) -> "RunEvents":
-        headers = {"Accept": "text/event-stream"}
-        if self.last_event_id is not None:
-            headers["Last-Event-ID"] = str(self.last_event_id)
         try:
-            self._exchange = await self.client.start("GET", self.client.events_path(self.run_id), headers)
+            self._exchange = await self.client.send(self.client.api.subscribe(self.run_id, self.last_event_id))
             self.response = await self._exchange.response()
             if self.response.status not in (200, 204):
                 body = await self._exchange.read_body()
-                raise IqStreamClient.http_error(self.run_id, self.response.status, body,
-                                                self.response.header("retry-after"))
+                raise _results.http_error(self.run_id, self.response.status, body,
+                                          self.response.header("retry-after"))
         except TRANSPORT_ERRORS as e:
             self.close()
             raise IqStreamError(f"reading run '{self.run_id}' failed: {e!r}", self.run_id) from e
@@ -291,7 +251,7 @@ class RunEvents:
             self._exchange = None
 
 
-class AsyncRunPublisher:
+class AsyncRunPublisher(RepairCounts):
     """Streams one run over one chunked ``POST /v1/runs/{runId}/events`` (application/x-ndjson), for asyncio.
 
     The server's answer is read by a task of its own while events are written, so an early answer (a stop, a
@@ -309,7 +269,6 @@ class AsyncRunPublisher:
         self.on_stop = on_stop
         self.result: Optional[PublishResult] = None
         self.failure: Optional[BaseException] = None
-        self.requests_started = 0
         self.events_sent = 0
         self.ended = False  # a terminal event (RUN_FINISHED / RUN_ERROR) was sent
         self._exchange: Optional[HttpExchange] = None
@@ -347,11 +306,6 @@ class AsyncRunPublisher:
         return self._opened
 
     @property
-    def restores(self) -> int:
-        """How many times the run was restored on a new owner (its node died)."""
-        return self._repair.restores
-
-    @property
     def stopped(self) -> bool:
         """True once the server has answered that the run was stopped (``DELETE``)."""
         return isinstance(self.failure, RunStoppedError)
@@ -362,7 +316,7 @@ class AsyncRunPublisher:
         self._ensure_open()
         self._repair.sent(line)
         self.events_sent += 1
-        if _is_terminal(line):
+        if is_terminal(line):
             self.ended = True
         try:
             assert self._answer is not None and self._exchange is not None
@@ -386,15 +340,10 @@ class AsyncRunPublisher:
                     await self._exchange.end_body()
                 except TRANSPORT_ERRORS:
                     pass  # an early answer is read below
-                status, retry_after, reply = await self._answer
-                if status == 200:
-                    self.result = IqStreamClient.parse_result(self.run_id, reply)
-                    self._repair.confirmed()
-                    self.close()
-                    return self.result
-                await self._refused(status, reply, retry_after, finishing=True)
+                step = self._repair.answered(await self._answer, finishing=True)
             except TRANSPORT_ERRORS as e:
-                await self._recover(e, finishing=True)
+                step = self._repair.broke(e, finishing=True)
+            await self._perform(step)
         return self.result
 
     def close(self) -> None:
@@ -423,28 +372,18 @@ class AsyncRunPublisher:
     async def _start_request(self, last_event_id: int, restore_to: int = 0) -> None:
         """``restore_to`` > 0: a restore of the run's first ``restore_to`` events (resent first)."""
         self.close()
-        exchange = await self.client.start("POST", self.client.events_path(self.run_id), {
-            "Content-Type": "application/x-ndjson", "Last-Event-ID": str(last_event_id),
-            **restore_header(restore_to)})
+        exchange = await self.client.send(self.client.api.stream(self.run_id, last_event_id, restore_to))
         self._exchange = exchange
-        self._answer = asyncio.ensure_future(self._read_answer(exchange))
+        self._answer = asyncio.ensure_future(_read_answer(exchange))
         self._answer.add_done_callback(self._answered)
-        self.requests_started += 1
-
-    @staticmethod
-    async def _read_answer(exchange: HttpExchange) -> tuple[int, Optional[str], bytes]:
-        response = await exchange.response()
-        return response.status, response.header("retry-after"), await exchange.read_body()
+        self._repair.started()
 
     def _answered(self, task: asyncio.Task) -> None:
         """On the loop, the moment the answer is read: a stop is known here, without waiting for a send."""
         if task.cancelled() or task.exception() is not None:
             return
-        status, retry_after, reply = task.result()
-        if status != 409:
-            return
-        error = IqStreamClient.http_error(self.run_id, status, reply, retry_after)
-        if isinstance(error, RunStoppedError) and self.failure is None:
+        error = _results.stop_in(self.run_id, task.result())
+        if error is not None and self.failure is None:
             self.failure = error
             if self.on_stop is not None:
                 self.on_stop()
@@ -452,21 +391,13 @@ class AsyncRunPublisher:
     async def _handle_early_answer(self) -> None:
         assert self._answer is not None
         try:
-            status, retry_after, reply = self._answer.result()
+            step = self._repair.answered(self._answer.result())
         except TRANSPORT_ERRORS as e:
-            await self._recover(e)
-            return
-        if status == 200:  # the server closed the request early: continue over a new one
-            await self._recover(IqStreamError("the server ended the publish request early", self.run_id))
-            return
-        await self._refused(status, reply, retry_after)
+            step = self._repair.broke(e)
+        await self._perform(step)
 
-    async def _refused(self, status: int, reply: bytes, retry_after: Optional[str], finishing: bool = False) -> None:
-        error = IqStreamClient.http_error(self.run_id, status, reply, retry_after)
-        await self._perform(self._repair.refused(error, self.requests_started, finishing))
-
-    async def _recover(self, cause: BaseException, finishing: bool = False) -> None:
-        await self._perform(self._repair.broke(cause, finishing))
+    async def _recover(self, cause: BaseException) -> None:
+        await self._perform(self._repair.broke(cause))
 
     def _fail(self, error: BaseException) -> NoReturn:
         if self.failure is None:
@@ -480,39 +411,40 @@ class AsyncRunPublisher:
         if self.failure is not None:  # a stop seen by the answer task
             self.close()
             raise self.failure
-        while True:
+        while not isinstance(step, Resumed):
             self.close()
             if isinstance(step, Fail):
                 self._fail(step.error)
             if isinstance(step, Done):
                 self.result = step.result
                 return
-            if isinstance(step, Wait):
-                await asyncio.sleep(step.seconds)
-                step = self._repair.waited()
-            elif isinstance(step, AskStatus):
-                try:
-                    status = await self.client.status(self.run_id)
-                except IqStreamError as e:
-                    step = self._repair.status_failed(e)
-                    continue
-                step = self._repair.status_is(status)
-            else:
-                try:
-                    if isinstance(step, Probe):
-                        await self._start_request(step.last_event_id)
-                        assert self._exchange is not None and self._answer is not None
-                        await self._exchange.end_body()
-                        status_code, retry_after, reply = await self._answer
-                        error = None if status_code == 200 else IqStreamClient.http_error(
-                            self.run_id, status_code, reply, retry_after)
-                        step = self._repair.probe_answered(error, self.requests_started)
-                        continue
-                    await self._start_request(step.last_event_id, step.restore_to)
-                    assert self._exchange is not None
-                    for line in step.lines:
-                        self._exchange.write_chunk(line)
-                    await self._exchange.drain()
-                    return
-                except TRANSPORT_ERRORS as e:
-                    step = self._repair.request_broke(e)
+            step = self._repair.after(step, await self._io(step))
+
+    async def _io(self, step: Step) -> Outcome:
+        """The I/O of a ``Wait``, ``AskStatus``, ``Probe`` or ``Resend``: what it came to, or ``Broken``."""
+        if isinstance(step, Wait):
+            await asyncio.sleep(step.seconds)
+            return None
+        if isinstance(step, AskStatus):
+            try:
+                return await self.client.status(self.run_id)
+            except IqStreamError as e:
+                return Broken(e)
+        assert not isinstance(step, (Done, Fail, Resumed))
+        try:
+            await self._start_request(step.last_event_id, step.restore_to if isinstance(step, Resend) else 0)
+            assert self._exchange is not None and self._answer is not None
+            if not isinstance(step, Resend):  # a Probe: an empty body, then its answer
+                await self._exchange.end_body()
+                return await self._answer
+            for line in step.lines:
+                self._exchange.write_chunk(line)
+            await self._exchange.drain()
+            return None
+        except TRANSPORT_ERRORS as e:
+            return Broken(e)
+
+
+async def _read_answer(exchange: HttpExchange) -> _results.Answer:
+    response = await exchange.response()
+    return _results.Answer(response.status, response.header("retry-after"), await exchange.read_body())

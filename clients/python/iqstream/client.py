@@ -26,18 +26,27 @@ from __future__ import annotations
 
 import http.client
 import json
-import re
 import select
 import socket
 import ssl
 import time
 import urllib.parse
-from typing import Any, BinaryIO, Callable, Iterable, NoReturn, Optional, Union
+from typing import Any, BinaryIO, Iterable, NoReturn, Optional, Union
 
 from . import _results
-from ._repair import AskStatus, Done, Fail, Probe, Repair, RestoreBuffer, Step, Wait
-from ._results import IqStreamError, IqStreamHttpError, PublishResult, RunStatus, RunStoppedError
-from ._trace import with_trace_context
+from ._repair import AskStatus, Broken, Done, Fail, Outcome, Repair, RepairCounts, Resend, Resumed, Step, Wait
+from ._requests import (
+    DEFAULT_RESTORE_BUFFER_BYTES,
+    RUN_ID,
+    TERMINAL_TYPES,
+    ClientCore,
+    Request,
+    TokenSource,
+    check_run_id,
+    event_line,
+    restore_header,
+)
+from ._results import Answer, IqStreamError, IqStreamHttpError, PublishResult, RunStatus, RunStoppedError
 
 __all__ = [
     "IqStreamClient",
@@ -50,44 +59,15 @@ __all__ = [
     "event_line",
 ]
 
-DEFAULT_RESTORE_BUFFER_BYTES = 8 * 1024 * 1024
-RUN_ID = re.compile(r"^[A-Za-z0-9._~:-]{1,128}$")
-TERMINAL_TYPES = ("RUN_FINISHED", "RUN_ERROR")
+# DEFAULT_RESTORE_BUFFER_BYTES, RUN_ID, TERMINAL_TYPES, event_line and restore_header are _requests' (the sans-I/O
+# core both clients share), imported here under the names they always had here
 
 for _public in (IqStreamError, IqStreamHttpError, RunStoppedError, PublishResult, RunStatus):
     _public.__module__ = __name__  # defined in _results (below the repair step); their public home is here
+event_line.__module__ = __name__
 
 
-def _check_run_id(run_id: str) -> str:
-    if not isinstance(run_id, str) or not RUN_ID.match(run_id):
-        raise ValueError(f"a run id is 1-128 characters of [A-Za-z0-9._~:-], got: {run_id!r}")
-    return run_id
-
-
-def event_line(event: Any) -> bytes:
-    """One event as an NDJSON line. An ``ag_ui.core`` event (a pydantic model) is dumped the way
-    ``ag_ui.encoder.EventEncoder`` does (camelCase aliases, no nulls); a dict (or anything json.dumps
-    takes) is serialised; a str or bytes is JSON text, re-serialised compactly if it spans lines."""
-    dump = getattr(event, "model_dump_json", None)
-    if dump is not None:
-        event = dump(by_alias=True, exclude_none=True)
-    if isinstance(event, (bytes, bytearray)):
-        event = bytes(event).decode("utf-8")
-    if isinstance(event, str):
-        text = event.strip()
-        if "\n" in text or "\r" in text:
-            try:
-                text = json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
-            except ValueError as e:
-                raise ValueError(f"not a JSON event: {e}") from e
-    else:
-        text = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
-    if not text.startswith("{"):
-        raise ValueError(f"an event must be a JSON object, got: {text[:80]!r}")
-    return text.encode("utf-8") + b"\n"
-
-
-class IqStreamClient:
+class IqStreamClient(ClientCore):
     """A client for one IQ-Stream server. Cheap to create; holds no connection between calls.
 
     ``token`` is a JWT with the publish right (``{"iqstream": {"publish": ["*"]}}``) or a callable
@@ -98,25 +78,14 @@ class IqStreamClient:
     publisher with ``run_lost``).
     """
 
-    def __init__(self, base_url: str, token: Union[str, Callable[[], str], None] = None, *,
+    def __init__(self, base_url: str, token: TokenSource = None, *,
                  timeout: float = 30.0, max_retries: int = 5, retry_delay: float = 0.2,
                  max_retry_delay: float = 5.0, ssl_context: Optional[ssl.SSLContext] = None,
                  restore_buffer_bytes: int = DEFAULT_RESTORE_BUFFER_BYTES):
-        parsed = urllib.parse.urlsplit(base_url)
-        if parsed.scheme not in ("http", "https") or not parsed.hostname:
-            raise ValueError(f"base_url must be http(s)://host[:port], got: {base_url!r}")
-        self.scheme = parsed.scheme
-        self.host = parsed.hostname
-        self.port = parsed.port or (443 if parsed.scheme == "https" else 80)
-        self.prefix = parsed.path.rstrip("/")
-        self._token = token
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.retry_delay = retry_delay
-        self.max_retry_delay = max_retry_delay
+        super().__init__(base_url, token, "base_url", timeout=timeout, max_retries=max_retries,
+                         retry_delay=retry_delay, max_retry_delay=max_retry_delay,
+                         restore_buffer_bytes=restore_buffer_bytes)
         self.ssl_context = ssl_context
-        RestoreBuffer(restore_buffer_bytes, 0)  # validates
-        self.restore_buffer_bytes = restore_buffer_bytes
 
     # ---- plumbing ----
 
@@ -126,21 +95,11 @@ class IqStreamClient:
             return http.client.HTTPSConnection(self.host, self.port, timeout=t, context=self.ssl_context)
         return http.client.HTTPConnection(self.host, self.port, timeout=t)
 
-    def _headers(self) -> dict:
-        token = self._token() if callable(self._token) else self._token
-        return with_trace_context({"Authorization": f"Bearer {token}"} if token else {})
-
-    def events_path(self, run_id: str) -> str:
-        return f"{self.prefix}/v1/runs/{run_id}/events"
-
-    def _request(self, method: str, path: str, body: Optional[bytes] = None,
-                 headers: Optional[dict] = None, run_id: Optional[str] = None):
+    def _request(self, request: Request, run_id: str) -> Answer:
         conn = self._connection()
         try:
-            all_headers = {**self._headers(), **(headers or {})}
-            conn.request(method, path, body=body, headers=all_headers)
-            response = conn.getresponse()
-            return response.status, response.getheader("Retry-After"), response.read()
+            conn.request(request.method, request.path, body=request.body, headers=request.headers)
+            return _read_answer(conn)
         except (OSError, http.client.HTTPException) as e:
             raise IqStreamError(f"request to IQ-Stream failed: {e!r}", run_id) from e
         finally:
@@ -154,28 +113,20 @@ class IqStreamClient:
 
     def open_run(self, run_id: str) -> "RunPublisher":
         """Opens a streamed publish of ``run_id`` (created by its first event, or continued)."""
-        return RunPublisher(self, _check_run_id(run_id))
+        return RunPublisher(self, check_run_id(run_id))
 
     def publish(self, run_id: str, events: Iterable[Any]) -> PublishResult:
         """Publishes a batch of events in one (non-streamed) request."""
-        _check_run_id(run_id)
-        body = b"".join(event_line(e) for e in events)
-        status, retry_after, reply = self._request(
-            "POST", self.events_path(run_id), body, {"Content-Type": "application/x-ndjson"}, run_id)
-        return _results.published(run_id, status, retry_after, reply)
+        return _results.published(run_id, *self._request(self.api.publish(run_id, events), run_id))
 
     def status(self, run_id: str) -> Optional[RunStatus]:
         """The run's status, or None if the server has no such run (404)."""
-        _check_run_id(run_id)
-        status, retry_after, reply = self._request("GET", f"{self.prefix}/v1/runs/{run_id}", run_id=run_id)
-        return _results.status_of(run_id, status, retry_after, reply)
+        return _results.status_of(run_id, *self._request(self.api.status(run_id), run_id))
 
     def delete(self, run_id: str) -> None:
         """Stops a running run (its readers get RUN_ERROR STOPPED, its open publisher a
         ``RunStoppedError``; it stays readable for the server's retention), or drops an ended run now."""
-        _check_run_id(run_id)
-        status, retry_after, reply = self._request("DELETE", f"{self.prefix}/v1/runs/{run_id}", run_id=run_id)
-        _results.check_deleted(run_id, status, retry_after, reply)
+        _results.check_deleted(run_id, *self._request(self.api.delete(run_id), run_id))
 
     def pipe_sse(self, run_id: str, source: Union[BinaryIO, Iterable[bytes]],
                  content_type: str = "text/event-stream") -> PublishResult:
@@ -188,13 +139,10 @@ class IqStreamClient:
         iterable of bytes. Bytes are relayed as they come, so a broken pipe is not retried: the
         caller decides (the server ends the run with RUN_ERROR PUBLISHER_LOST after its timeout).
         """
-        _check_run_id(run_id)
+        request = self.api.pipe(run_id, content_type)
         conn = self._connection(timeout=None)
         try:
-            conn.putrequest("POST", self.events_path(run_id))
-            for k, v in {**self._headers(), "Content-Type": content_type, "Transfer-Encoding": "chunked"}.items():
-                conn.putheader(k, v)
-            conn.endheaders()
+            _put_streamed(conn, request)
             sock = conn.sock
             for chunk in _chunks(source):
                 if not chunk:
@@ -206,11 +154,7 @@ class IqStreamClient:
                 conn.send(b"0\r\n\r\n")
             except OSError:
                 pass  # the server may already have answered and closed
-            response = conn.getresponse()
-            reply = response.read()
-            if response.status != 200:
-                raise self.http_error(run_id, response.status, reply, response.getheader("Retry-After"))
-            return self.parse_result(run_id, reply)
+            return _results.published(run_id, *_read_answer(conn))
         except (OSError, http.client.HTTPException) as e:
             raise IqStreamError(f"piping into run '{run_id}' failed: {e!r}", run_id) from e
         finally:
@@ -242,8 +186,17 @@ class IqStreamClient:
             conn.close()
 
 
-def restore_header(restore_to: int) -> dict[str, str]:
-    return {"X-IQStream-Restore": str(restore_to)} if restore_to > 0 else {}
+def _put_streamed(conn: http.client.HTTPConnection, request: Request) -> None:
+    """Writes ``request``'s head, its body to come in chunks."""
+    conn.putrequest(request.method, request.path)
+    for k, v in {**request.headers, "Transfer-Encoding": "chunked"}.items():
+        conn.putheader(k, v)
+    conn.endheaders()
+
+
+def _read_answer(conn: http.client.HTTPConnection) -> Answer:
+    response = conn.getresponse()
+    return Answer(response.status, response.getheader("Retry-After"), response.read())
 
 
 def _chunks(source: Union[BinaryIO, Iterable[bytes]]) -> Iterable[bytes]:
@@ -275,7 +228,7 @@ def _readable(sock: Optional[socket.socket]) -> bool:
         return True
 
 
-class RunPublisher:
+class RunPublisher(RepairCounts):
     """Streams one run over one chunked ``POST /v1/runs/{runId}/events`` (application/x-ndjson).
 
     ``send(event)`` writes the event to the socket at once. ``finish()`` (or leaving the ``with``
@@ -304,7 +257,6 @@ class RunPublisher:
         self.client = client
         self.run_id = run_id
         self.result: Optional[PublishResult] = None
-        self.requests_started = 0
         self.events_sent = 0
         self._conn: Optional[http.client.HTTPConnection] = None
         self._failure: Optional[BaseException] = None
@@ -325,11 +277,6 @@ class RunPublisher:
             self.finish()
         else:
             self._close()
-
-    @property
-    def restores(self) -> int:
-        """How many times the run was restored on a new owner (its node died)."""
-        return self._repair.restores
 
     @property
     def stopped(self) -> bool:
@@ -368,16 +315,10 @@ class RunPublisher:
                     self._open_conn.send(b"0\r\n\r\n")
                 except OSError:
                     pass  # an early answer is read below
-                response = self._open_conn.getresponse()
-                reply = response.read()
-                if response.status == 200:
-                    self.result = self.client.parse_result(self.run_id, reply)
-                    self._repair.confirmed()
-                    self._close()
-                    return self.result
-                self._refused(response.status, reply, response.getheader("Retry-After"), finishing=True)
+                step = self._repair.answered(_read_answer(self._open_conn), finishing=True)
             except (OSError, http.client.HTTPException) as e:
-                self._recover(e, finishing=True)
+                step = self._repair.broke(e, finishing=True)
+            self._perform(step)
         return self.result
 
     # ---- internals ----
@@ -398,17 +339,9 @@ class RunPublisher:
         """``restore_to`` > 0: a restore of the run's first ``restore_to`` events (resent first)."""
         self._close()
         conn = self.client._connection(timeout=None)
-        conn.putrequest("POST", self.client.events_path(self.run_id))
-        # Last-Event-ID: the run's event count this request starts at. The server refuses with 409
-        # run_lost (no node holds the run) or event_id_mismatch (it holds another count) instead of
-        # starting a fresh run at id 1 or appending at the wrong place.
-        for k, v in {**self.client._headers(), "Content-Type": "application/x-ndjson",
-                     "Transfer-Encoding": "chunked", "Last-Event-ID": str(last_event_id),
-                     **restore_header(restore_to)}.items():
-            conn.putheader(k, v)
-        conn.endheaders()
+        _put_streamed(conn, self.client.api.stream(self.run_id, last_event_id, restore_to))
         self._conn = conn
-        self.requests_started += 1
+        self._repair.started()
 
     def _close(self) -> None:
         if self._conn is not None:
@@ -417,22 +350,13 @@ class RunPublisher:
 
     def _handle_early_answer(self) -> None:
         try:
-            response = self._open_conn.getresponse()
-            reply = response.read()
+            step = self._repair.answered(_read_answer(self._open_conn))
         except (OSError, http.client.HTTPException) as e:
-            self._recover(e)
-            return
-        if response.status == 200:  # the server closed our request early: continue over a new one
-            self._recover(IqStreamError("the server ended the publish request early", self.run_id))
-            return
-        self._refused(response.status, reply, response.getheader("Retry-After"))
+            step = self._repair.broke(e)
+        self._perform(step)
 
-    def _refused(self, status: int, reply: bytes, retry_after: Optional[str], finishing: bool = False) -> None:
-        error = self.client.http_error(self.run_id, status, reply, retry_after)
-        self._perform(self._repair.refused(error, self.requests_started, finishing))
-
-    def _recover(self, cause: BaseException, finishing: bool = False) -> None:
-        self._perform(self._repair.broke(cause, finishing))
+    def _recover(self, cause: BaseException) -> None:
+        self._perform(self._repair.broke(cause))
 
     def _fail(self, error: BaseException) -> NoReturn:
         if self._failure is None:
@@ -443,37 +367,33 @@ class RunPublisher:
     def _perform(self, step: Step) -> None:
         """Performs the I/O that each step of the repair names, until it is done (the run continues over a new
         request, or the publish is complete) or fails (raised)."""
-        while True:
+        while not isinstance(step, Resumed):
             self._close()
             if isinstance(step, Fail):
                 self._fail(step.error)
             if isinstance(step, Done):
                 self.result = step.result
                 return
-            if isinstance(step, Wait):
-                time.sleep(step.seconds)
-                step = self._repair.waited()
-            elif isinstance(step, AskStatus):
-                try:
-                    status = self.client.status(self.run_id)
-                except IqStreamError as e:
-                    step = self._repair.status_failed(e)
-                    continue
-                step = self._repair.status_is(status)
-            else:
-                try:
-                    if isinstance(step, Probe):
-                        self._start_request(step.last_event_id)
-                        self._open_conn.send(b"0\r\n\r\n")
-                        response = self._open_conn.getresponse()
-                        reply = response.read()
-                        error = None if response.status == 200 else self.client.http_error(
-                            self.run_id, response.status, reply, response.getheader("Retry-After"))
-                        step = self._repair.probe_answered(error, self.requests_started)
-                        continue
-                    self._start_request(step.last_event_id, step.restore_to)
-                    for line in step.lines:
-                        self._open_conn.send(b"%x\r\n" % len(line) + line + b"\r\n")
-                    return
-                except (OSError, http.client.HTTPException) as e:
-                    step = self._repair.request_broke(e)
+            step = self._repair.after(step, self._io(step))
+
+    def _io(self, step: Step) -> Outcome:
+        """The I/O of a ``Wait``, ``AskStatus``, ``Probe`` or ``Resend``: what it came to, or ``Broken``."""
+        if isinstance(step, Wait):
+            time.sleep(step.seconds)
+            return None
+        if isinstance(step, AskStatus):
+            try:
+                return self.client.status(self.run_id)
+            except IqStreamError as e:
+                return Broken(e)
+        assert not isinstance(step, (Done, Fail, Resumed))
+        try:
+            self._start_request(step.last_event_id, step.restore_to if isinstance(step, Resend) else 0)
+            if not isinstance(step, Resend):  # a Probe: an empty body, then its answer
+                self._open_conn.send(b"0\r\n\r\n")
+                return _read_answer(self._open_conn)
+            for line in step.lines:
+                self._open_conn.send(b"%x\r\n" % len(line) + line + b"\r\n")
+            return None
+        except (OSError, http.client.HTTPException) as e:
+            return Broken(e)
