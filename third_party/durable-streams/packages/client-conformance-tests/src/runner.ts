@@ -11,7 +11,7 @@
 import { spawn } from "node:child_process"
 import { createInterface } from "node:readline"
 import { randomUUID } from "node:crypto"
-import { DurableStreamTestServer } from "@durable-streams/server"
+import { DurableStreamTestServer } from "./target-server.js"
 import { parseResult, serializeCommand } from "./protocol.js"
 import {
   countTests,
