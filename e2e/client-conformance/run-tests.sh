@@ -53,20 +53,24 @@ if [[ ,$adapters, == *,java,* ]]; then
   else missing javac "the Java client"; fi
 fi
 
+start_server() { # extra flags: one IQ-Stream node on a free loopback port; sets server (its pid) and port
+  local log="$work/server-$RANDOM.log"
+  "$IQSTREAM_JAVA" -Xmx256m -jar "$IQSTREAM_JAR" serve --host 127.0.0.1 --port 0 --workers 2 --warmup 0 \
+    --durable-streams-long-poll 500ms "$@" >"$log" 2>&1 &
+  server=$!
+  port=
+  for _ in $(seq 1 600); do
+    port=$(sed -n 's#.*listening on http://[^ ]*:\([0-9][0-9]*\) .*#\1#p' "$log" | head -1)
+    [ -n "$port" ] && return 0
+    kill -0 "$server" 2>/dev/null || { echo "client-conformance: the server exited:" >&2; cat "$log" >&2; exit 1; }
+    sleep 0.2
+  done
+  echo "client-conformance: the server did not start" >&2; cat "$log" >&2; exit 1
+}
+
 # one IQ-Stream node for the conformance runs: /v1/stream/ open (no tokens; docs/DURABLE-STREAMS.md says why),
 # long-polls of 500 ms as the runner gives its reference server
-log="$work/server.log"
-"$IQSTREAM_JAVA" -Xmx256m -jar "$IQSTREAM_JAR" serve --durable-streams-open --host 127.0.0.1 --port 0 --workers 2 \
-  --warmup 0 --durable-streams-long-poll 500ms >"$log" 2>&1 &
-server=$!
-port=
-for _ in $(seq 1 600); do
-  port=$(sed -n 's#.*listening on http://[^ ]*:\([0-9][0-9]*\) .*#\1#p' "$log" | head -1)
-  [ -n "$port" ] && break
-  kill -0 "$server" 2>/dev/null || { echo "client-conformance: the server exited:" >&2; cat "$log" >&2; exit 1; }
-  sleep 0.2
-done
-[ -n "$port" ] || { echo "client-conformance: the server did not start" >&2; cat "$log" >&2; exit 1; }
+start_server --durable-streams-open
 export DURABLE_STREAMS_TARGET_URL="http://127.0.0.1:$port/v1/stream"
 export CONFORMANCE_RESULTS_DIR="$work"
 
@@ -83,5 +87,27 @@ run_adapter() { # label, adapter command...
 kill "$server" 2>/dev/null || true
 wait "$server" 2>/dev/null || true
 server=
+
+# the Go and Java clients against a node with JWT auth on: tokens in their header options
+if [ "$have_go" = 1 ] || [ "$have_java" = 1 ]; then
+  secret=$(od -An -N24 -tx1 /dev/urandom | tr -d ' \n')
+  start_server --jwt-secret "$secret"
+  export IQSTREAM_URL="http://127.0.0.1:$port" IQSTREAM_JWT_SECRET="$secret"
+  if [ "$have_go" = 1 ]; then
+    (cd go-client && go test -count=1 -v ./...) >"$work/go-client.log" 2>&1 \
+      && echo "go client with JWTs: $(grep -c '^--- PASS' "$work/go-client.log") tests passed ($(grep -c '^    --- PASS' "$work/go-client.log") subtests)" \
+      || { cat "$work/go-client.log" >&2; echo "go client with JWTs: FAIL" >&2; status=1; }
+  fi
+  if [ "$have_java" = 1 ]; then
+    if "$javac" -nowarn -cp "$work/java" -d "$work/java-check" java-client/JavaClientCheck.java; then
+      "$IQSTREAM_REAL_JAVA" -cp "$work/java:$work/java-check" JavaClientCheck || { echo "java client with JWTs: FAIL" >&2; status=1; }
+    else
+      echo "client-conformance: FAIL: java-client/JavaClientCheck.java did not compile" >&2; status=1
+    fi
+  fi
+  kill "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  server=
+fi
 iqstream_check_leaks || status=1
 exit $status
