@@ -18,6 +18,9 @@
 #   durable the Durable Streams conformance suite (@durable-streams/server-conformance-tests, pinned) against
 #           ./iqstream serve --durable-streams-open: all 332 must pass; then the protocol's reference server in the
 #           same run, the baseline figure (e2e/durable-conformance/run-tests.sh; about a minute)
+#   client-conformance  the protocol's client conformance suite (vendored in third_party/durable-streams/) with its
+#           TypeScript, Go and Java clients against IQ-Stream, then the Go and Java clients with JWTs
+#           (e2e/client-conformance/run-tests.sh; about two minutes)
 #   lb      deploy/test-lb.sh: HAProxy and nginx hashing run ids over several nodes
 #   dist    the jlink archive run with no JDK visible (scripts/test-dist.sh)
 #   k8s     the Kubernetes manifests' structure (deploy/kubernetes/test-manifests.py)
@@ -43,7 +46,7 @@ cd "$ROOT"
 # ---- the suites: name and script, in the order they run (maven is special: it builds the jar).
 # To add a suite: its name in ALL_SUITES and its executable script (no arguments) in SUITE_SCRIPT;
 # scripts/test-all-selftest.sh then checks it is run, and fails CI when its script is missing.
-ALL_SUITES=(maven fuzz self agui peers js copilotkit tanstack aisdk python packages e2e durable durable-clients lb cluster chaos observability otel dist k8s image)
+ALL_SUITES=(maven fuzz self agui peers js copilotkit tanstack aisdk python packages e2e durable durable-clients client-conformance lb cluster chaos observability otel dist k8s image)
 declare -A SUITE_SCRIPT=(
   [fuzz]=scripts/fuzz.sh
   [self]=scripts/test-all-selftest.sh
@@ -54,6 +57,7 @@ declare -A SUITE_SCRIPT=(
   [tanstack]=clients/tanstack-ai/run-tests.sh
   [aisdk]=clients/resumable-stream/run-tests.sh
   [durable-clients]=e2e/durable-clients/run-tests.sh
+  [client-conformance]=e2e/client-conformance/run-tests.sh
   [python]=clients/python/run-tests.sh
   [packages]=scripts/test-packages.sh
   [e2e]=e2e/run-tests.sh
