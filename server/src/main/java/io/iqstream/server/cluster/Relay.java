@@ -4,7 +4,7 @@ import io.netty.handler.codec.http.HttpContent;
 import java.util.function.Consumer;
 
 /**
- * What {@link io.iqstream.server.http.HttpRequestHandler} talks to while a run request is served by another node:
+ * What {@code http/HttpRequestHandler} talks to while a run request is served by another node:
  * the body's chunks go in, the other node's answer comes back on its own. Confined to the connection's loop (the
  * run's worker loop).
  */
