@@ -9,9 +9,9 @@ import java.util.function.Consumer;
  * run's worker loop).
  */
 public interface Relay {
-    /** {@link Cluster#route} result: the decision needs a lookup at peers; the answer comes later. */
+    /** {@link Forwarder#route} result: the decision needs a lookup at peers; the answer comes later. */
     Relay PENDING = new Answered();
-    /** {@link Cluster#route} result: the request was answered in place (a peer's lookup). */
+    /** {@link Forwarder#route} result: the request was answered in place (a peer's lookup). */
     Relay ANSWERED = new Answered();
 
     /** A chunk of the client's request body. Takes ownership of {@code content}. */

@@ -5,6 +5,7 @@ import io.iqstream.server.auth.AuthDecision;
 import io.iqstream.server.auth.Right;
 import io.iqstream.server.auth.TokenExtractor;
 import io.iqstream.server.cluster.Cluster;
+import io.iqstream.server.cluster.Forwarder;
 import io.iqstream.server.cluster.PeerAuth;
 import io.iqstream.server.cluster.PeerProofHandler;
 import io.iqstream.server.cluster.Relay;
@@ -369,9 +370,9 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
             return;
         }
         Cluster cluster = server.cluster();
-        if (fromPeer && Cluster.isLocate(request)) {
-            // a peer's "do you hold it?": the asking node checked the client's token (Cluster.answerLocate)
-            cluster.answerLocate(ctx, request, server.durableStreams().holds(target.path()), keepAlive);
+        if (fromPeer && Forwarder.isLocate(request)) {
+            // a peer's "do you hold it?": the asking node checked the client's token (Forwarder.answerLocate)
+            cluster.forwarder().answerLocate(ctx, request, server.durableStreams().holds(target.path()), keepAlive);
             return;
         }
         String name = DurableStreamRoute.streamName(target.path());
@@ -408,7 +409,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
             // --peers: the stream may be held by another node (found there after a membership change)
             String path = target.path();
             DurableStreams streams = server.durableStreams();
-            Relay r = cluster.routeStream(ctx, request, path, target.rawPath(),
+            Relay r = cluster.forwarder().routeStream(ctx, request, path, target.rawPath(),
                     readable ? forkSource : null, streams::holds, keepAlive, fromPeer, afterLookup(() -> {
                         relay = null;
                         if (relayedEnd) {
@@ -533,7 +534,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
         Cluster cluster = server.cluster();
         if (cluster != null) {
             // --peers: the run may be held by another node; the request is then relayed there
-            Relay r = cluster.route(ctx, request, runId, registry, keepAlive, fromPeer,
+            Relay r = cluster.forwarder().route(ctx, request, runId, registry, keepAlive, fromPeer,
                     afterLookup(() -> serveHere(ctx, request, target, route, registry, lastEventId, keepAlive)));
             if (routed(r)) {
                 return;
@@ -543,7 +544,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
     }
 
     /**
-     * The first answer of {@link Cluster#route} or {@link Cluster#routeStream}: true when the request is not served
+     * The first answer of {@link Forwarder#route} or {@link Forwarder#routeStream}: true when the request is not served
      * here now — relayed, answered, or waiting for a lookup at peers (nothing after it is served until then).
      */
     private boolean routed(Relay r) {
