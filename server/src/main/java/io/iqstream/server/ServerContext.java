@@ -1,18 +1,18 @@
 package io.iqstream.server;
 
+import io.iqstream.server.admission.ListingSlots;
 import io.iqstream.server.admission.MemoryBudget;
 import io.iqstream.server.auth.Authorizer;
 import io.iqstream.server.cluster.Cluster;
 import io.iqstream.server.config.ServerConfig;
 import io.iqstream.server.demo.DemoSite;
-import io.iqstream.server.http.ListingSlots;
 import io.iqstream.server.metrics.Metrics;
-import io.iqstream.server.sse.RetryLines;
 import io.iqstream.server.stream.DurableStreams;
 import io.iqstream.server.stream.StreamExchange;
 import io.iqstream.server.telemetry.Telemetry;
 import io.iqstream.server.wire.CorsPolicy;
 import io.iqstream.server.wire.HttpReplies;
+import io.iqstream.server.wire.RetryLines;
 import io.iqstream.server.worker.Workers;
 import io.netty.buffer.ByteBuf;
 

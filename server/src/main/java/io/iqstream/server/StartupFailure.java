@@ -11,7 +11,7 @@ import java.util.regex.Pattern;
  * flag that set it and the flag's environment twin, and what to do. No stack trace: a newcomer whose port is taken
  * needs the port and the flag, not Netty's frames.
  *
- * <p>Thrown by {@link IqStreamServer#start} when a listener cannot bind; {@link #forConfigProblem} words the
+ * <p>Thrown by {@code IqStreamServer.start} when a listener cannot bind; {@link #forConfigProblem} words the
  * {@link IllegalArgumentException}s the key sources throw at start. Immutable; any thread.
  */
 public final class StartupFailure extends RuntimeException {

@@ -80,9 +80,9 @@ final class ForwardingSession implements Relay {
             headers.remove(hopByHop);
         }
         headers.remove(PeerAuth.PROOF);
-        headers.remove(Cluster.PLACED);
+        headers.remove(Forwarder.PLACED);
         if (placed) {
-            headers.set(Cluster.PLACED, "1");
+            headers.set(Forwarder.PLACED, "1");
         }
         this.signed = auth.sign(target, request.method().name(), request.uri(), System.currentTimeMillis());
         this.auth = auth;
@@ -238,7 +238,7 @@ final class ForwardingSession implements Relay {
             finished(false);
             return;
         }
-        if (msg instanceof HttpResponse r && r.status().code() == 404 && r.headers().contains(Cluster.NOT_HELD)) {
+        if (msg instanceof HttpResponse r && r.status().code() == 404 && r.headers().contains(Forwarder.NOT_HELD)) {
             // the node this was relayed to (from memory) does not hold the run: look again, or the client retries
             ReferenceCountUtil.release(msg);
             done = true;

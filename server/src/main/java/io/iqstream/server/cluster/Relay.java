@@ -4,14 +4,14 @@ import io.netty.handler.codec.http.HttpContent;
 import java.util.function.Consumer;
 
 /**
- * What {@link io.iqstream.server.http.HttpRequestHandler} talks to while a run request is served by another node:
+ * What {@code http/HttpRequestHandler} talks to while a run request is served by another node:
  * the body's chunks go in, the other node's answer comes back on its own. Confined to the connection's loop (the
  * run's worker loop).
  */
 public interface Relay {
-    /** {@link Cluster#route} result: the decision needs a lookup at peers; the answer comes later. */
+    /** {@link Forwarder#route} result: the decision needs a lookup at peers; the answer comes later. */
     Relay PENDING = new Answered();
-    /** {@link Cluster#route} result: the request was answered in place (a peer's lookup). */
+    /** {@link Forwarder#route} result: the request was answered in place (a peer's lookup). */
     Relay ANSWERED = new Answered();
 
     /** A chunk of the client's request body. Takes ownership of {@code content}. */

@@ -5,6 +5,7 @@ import io.iqstream.server.auth.AuthDecision;
 import io.iqstream.server.auth.Right;
 import io.iqstream.server.auth.TokenExtractor;
 import io.iqstream.server.cluster.Cluster;
+import io.iqstream.server.cluster.Forwarder;
 import io.iqstream.server.cluster.PeerAuth;
 import io.iqstream.server.cluster.PeerProofHandler;
 import io.iqstream.server.cluster.Relay;
@@ -20,7 +21,6 @@ import io.iqstream.server.stream.DurableStreams;
 import io.iqstream.server.wire.HttpReplies;
 import io.iqstream.server.wire.LastEventId;
 import io.iqstream.server.wire.WaitingReader;
-import io.iqstream.server.worker.ChannelHandoff;
 import io.iqstream.server.worker.Worker;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
@@ -40,7 +40,6 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
-import java.util.ArrayDeque;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -50,7 +49,9 @@ import org.slf4j.LoggerFactory;
  * and the connection closed; operations endpoints go to {@link OperationsRoute}, {@code /demo} to
  * {@link DemoRoute}, {@code /v1/threads/} to {@link ThreadRunsRoute}; run requests are validated (target encoding, run id, method, token, Last-Event-ID), moved to
  * the run's owner worker, then handed to a {@link PublishSession}, a {@link SubscriberStream} or
- * {@link RunStatusHandler}. Any exception while serving answers 500 {@code internal_error} and closes.
+ * {@link RunStatusHandler}. Any exception while serving answers 500 {@code internal_error} and closes. What is read
+ * while a request cannot be served yet, the move to the owner worker included, is {@link AnswerOrder}'s: answers
+ * leave in request order.
  *
  * <p>One instance per connection; it follows the connection from loop to loop and is confined to its current one.
  */
@@ -66,12 +67,11 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
     private final ChunkedBodyReader body;
     private final HttpReplies replies;
     private final Metrics metrics;
-    /** Messages read while the request before them cannot be served yet; made on first use (an idle reader has none). */
-    private ArrayDeque<Object> held;
     /** A live reader waits on this connection ({@link #readerWaiting}); its request path is out while it does. */
     private boolean readerWaits;
     private boolean requestPathDropped;
-    private boolean moving;
+    /** What is read while the request before it cannot be served yet, and the hand-off; made with the context. */
+    private AnswerOrder order;
     private boolean failed;
     /** The connection's I/O failure was logged (at debug): once per connection, not once per queued write. */
     private boolean failureLogged;
@@ -107,12 +107,13 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
     @Override
     public void handlerAdded(ChannelHandlerContext context) {
         this.ctx = context;
+        this.order = new AnswerOrder(context, body, metrics, msg -> dispatch(context, msg), this::caughtUp);
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (moving) {
-            held().add(msg);
+        if (order.isWaiting()) {
+            order.hold(msg);
             return;
         }
         dispatch(ctx, msg);
@@ -126,7 +127,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
 
     @Override
     public void bodyReadComplete() {
-        if (!moving) {
+        if (!order.isWaiting()) {
             channelReadComplete(ctx);
         }
     }
@@ -210,15 +211,15 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
     private void onRequest(ChannelHandlerContext ctx, HttpRequest request) {
         if (relay != null && !relay.isDone()) {
             // a request pipelined behind one relayed to another node: it waits until that answer is whole
-            held().add(request);
-            awaitAnswer();
+            order.hold(request);
+            order.awaitAnswer();
             relay.whenDone(this::answered);
             return;
         }
         if (stream != null && stream.awaitsStorage()) {
             // a request pipelined behind a write whose answer waits for the disk: it waits until that answer is out
-            held().add(request);
-            awaitAnswer();
+            order.hold(request);
+            order.awaitAnswer();
             stream.whenDone(this::answered);
             return;
         }
@@ -281,7 +282,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
         }
         if (ThreadRunsRoute.serves(target.rawPath())) {
             if (ThreadRunsRoute.serve(server, ctx, request, target, fromPeer, keepAlive, this::answered)) {
-                awaitAnswer();
+                order.awaitAnswer();
             }
             return;
         }
@@ -338,16 +339,10 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
         Worker owner = server.workers().ownerOf(route.runId());
         long resumeAfter = lastEventId;
         if (ctx.channel().eventLoop() != owner.loop()) {
-            moving = true;
             body.pause();
-            metrics.channelMoves.increment();
-            // an exception in here reaches exceptionCaught through the pipeline (ChannelHandoff): 500, closed
-            ChannelHandoff.moveTo(ctx.channel(), owner.loop(), () -> {
-                moving = false;
-                serveRun(ctx, request, target, route, owner.registry(), resumeAfter, keepAlive);
-                ctx.channel().config().setAutoRead(true);
-                replayHeld(ctx);
-            }, this::closedWhileMoving);
+            order.moveTo(owner.loop(),
+                    () -> serveRun(ctx, request, target, route, owner.registry(), resumeAfter, keepAlive),
+                    this::closedWhileMoving);
             return;
         }
         serveRun(ctx, request, target, route, owner.registry(), resumeAfter, keepAlive);
@@ -375,9 +370,9 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
             return;
         }
         Cluster cluster = server.cluster();
-        if (fromPeer && Cluster.isLocate(request)) {
-            // a peer's "do you hold it?": the asking node checked the client's token (Cluster.answerLocate)
-            cluster.answerLocate(ctx, request, server.durableStreams().holds(target.path()), keepAlive);
+        if (fromPeer && Forwarder.isLocate(request)) {
+            // a peer's "do you hold it?": the asking node checked the client's token (Forwarder.answerLocate)
+            cluster.forwarder().answerLocate(ctx, request, server.durableStreams().holds(target.path()), keepAlive);
             return;
         }
         String name = DurableStreamRoute.streamName(target.path());
@@ -414,11 +409,11 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
             // --peers: the stream may be held by another node (found there after a membership change)
             String path = target.path();
             DurableStreams streams = server.durableStreams();
-            Relay r = cluster.routeStream(ctx, request, path, target.rawPath(), readable ? forkSource : null,
-                    streams::holds, keepAlive, fromPeer, afterLookup(() -> {
+            Relay r = cluster.forwarder().routeStream(ctx, request, path, target.rawPath(),
+                    readable ? forkSource : null, streams::holds, keepAlive, fromPeer, afterLookup(() -> {
                         relay = null;
                         if (relayedEnd) {
-                            held().addFirst(LastHttpContent.EMPTY_LAST_CONTENT); // the (empty) body's end
+                            order.holdFirst(LastHttpContent.EMPTY_LAST_CONTENT); // the (empty) body's end
                         }
                         serveStreamHere(ctx, request, target, keepAlive, readable);
                     }));
@@ -437,14 +432,9 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
             boolean keepAlive, boolean sourceReadable) {
         EventLoop owner = server.durableStreams().ownerOf(target.path());
         if (ctx.channel().eventLoop() != owner) {
-            moving = true;
-            metrics.channelMoves.increment();
-            ChannelHandoff.moveTo(ctx.channel(), owner, () -> {
-                moving = false;
-                stream = DurableStreamRoute.begin(server, ctx, request, target, keepAlive, sourceReadable);
-                ctx.channel().config().setAutoRead(true);
-                replayHeld(ctx);
-            }, this::closedWhileMoving);
+            order.moveTo(owner,
+                    () -> stream = DurableStreamRoute.begin(server, ctx, request, target, keepAlive, sourceReadable),
+                    this::closedWhileMoving);
             return;
         }
         stream = DurableStreamRoute.begin(server, ctx, request, target, keepAlive, sourceReadable);
@@ -455,54 +445,33 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
      * chunks read during the move — is released here.
      */
     private void closedWhileMoving() {
-        moving = false;
         failed = true;
         endRoutes();
-        releaseHeld();
+        order.release();
         body.discard();
     }
 
     /**
-     * The request just read is answered later (a thread listing, a lookup at peers, a relayed request still
-     * answering): nothing after it is decoded or served until {@link #answered}, so answers go out in request
-     * order (RFC 9112 section 9.3.2) and a body pipelined behind it is never decoded before its head is served.
-     */
-    private void awaitAnswer() {
-        moving = true;
-        body.pause();
-        ctx.channel().config().setAutoRead(false);
-    }
-
-    /**
-     * The answer awaited ({@link #awaitAnswer}) is written, on the connection's loop: what was held and kept goes
-     * on, unless that answer closed the connection.
+     * The answer awaited ({@link AnswerOrder#awaitAnswer}: a thread listing, a lookup at peers, a relayed or stored
+     * answer) is written, on the connection's loop: what was held goes on, unless that answer closed the connection.
      */
     private void answered(Boolean keptAlive) {
-        if (!moving || failed) {
+        if (!order.isWaiting() || failed) {
             return;
         }
-        moving = false;
-        if (!keptAlive || !ctx.channel().isActive()) {
+        if (!order.answered(keptAlive)) {
             failed = true;
-            releaseHeld();
-            body.discard();
-            return;
-        }
-        ctx.channel().config().setAutoRead(true);
-        replayHeld(ctx);
-    }
-
-    private void releaseHeld() {
-        while (held != null && !held.isEmpty()) {
-            ReferenceCountUtil.release(held.poll());
         }
     }
 
-    private ArrayDeque<Object> held() {
-        if (held == null) {
-            held = new ArrayDeque<>(4);
+    /** Every held message is served and nothing waits: the route reading a body gets its read-complete. */
+    private void caughtUp() {
+        if (publish != null) {
+            publish.onReadComplete();
         }
-        return held;
+        if (!order.isWaiting() && relay != null) {
+            relay.onReadComplete();
+        }
     }
 
     @Override
@@ -551,22 +520,6 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
         return null;
     }
 
-    private void replayHeld(ChannelHandlerContext ctx) {
-        while (!moving && held != null && !held.isEmpty()) {
-            dispatch(ctx, held.poll());
-        }
-        if (!moving && publish != null) {
-            publish.onReadComplete();
-        }
-        if (!moving && relay != null) {
-            relay.onReadComplete();
-        }
-        if (!moving) {
-            // the bytes read after the request that paused the step-down: decoded now, in order
-            body.resume();
-        }
-    }
-
     private void serveRun(ChannelHandlerContext ctx, HttpRequest request, RequestTarget target, RunRoute route,
             RunRegistry registry, long lastEventId, boolean keepAlive) {
         if (!ctx.channel().isActive()) {
@@ -581,7 +534,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
         Cluster cluster = server.cluster();
         if (cluster != null) {
             // --peers: the run may be held by another node; the request is then relayed there
-            Relay r = cluster.route(ctx, request, runId, registry, keepAlive, fromPeer,
+            Relay r = cluster.forwarder().route(ctx, request, runId, registry, keepAlive, fromPeer,
                     afterLookup(() -> serveHere(ctx, request, target, route, registry, lastEventId, keepAlive)));
             if (routed(r)) {
                 return;
@@ -591,12 +544,12 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
     }
 
     /**
-     * The first answer of {@link Cluster#route} or {@link Cluster#routeStream}: true when the request is not served
+     * The first answer of {@link Forwarder#route} or {@link Forwarder#routeStream}: true when the request is not served
      * here now — relayed, answered, or waiting for a lookup at peers (nothing after it is served until then).
      */
     private boolean routed(Relay r) {
         if (r == Relay.PENDING) {
-            awaitAnswer();
+            order.awaitAnswer();
             return true;
         }
         if (r != null) {
@@ -612,17 +565,16 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
      */
     private Consumer<Relay> afterLookup(Runnable serveHere) {
         return later -> {
-            moving = false;
+            order.stopWaiting();
             if (later == null) {
                 serveHere.run();
-                if (moving) {
+                if (order.isWaiting()) {
                     return;
                 }
             } else {
                 relay = later;
             }
-            ctx.channel().config().setAutoRead(true);
-            replayHeld(ctx);
+            order.goOn();
         };
     }
 
@@ -731,7 +683,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
             subscribe.closed();
             subscribe = null;
         }
-        releaseHeld();
+        order.release();
         ctx.fireChannelInactive();
     }
 
@@ -765,7 +717,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
             return;
         }
         LOG.warn("request on {} failed", ctx.channel().remoteAddress(), Redaction.of(cause));
-        moving = false;
+        order.stopWaiting();
         failed = true;
         endRoutes();
         if (subscribe != null && subscribe.isStreaming()) {

@@ -1,6 +1,7 @@
 package io.iqstream.server.http;
 
 import io.iqstream.server.ServerContext;
+import io.iqstream.server.admission.ListingSlots;
 import io.iqstream.server.auth.AuthDecision;
 import io.iqstream.server.auth.Right;
 import io.iqstream.server.auth.TokenExtractor;

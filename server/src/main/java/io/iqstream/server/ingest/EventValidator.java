@@ -1,5 +1,7 @@
 package io.iqstream.server.ingest;
 
+import io.iqstream.server.json.JsonScanner;
+import io.iqstream.server.json.Utf8;
 import io.iqstream.server.run.RunProtocol;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.concurrent.FastThreadLocal;

@@ -1,6 +1,6 @@
 package io.iqstream.server.stream;
 
-import io.iqstream.server.ingest.JsonValues;
+import io.iqstream.server.json.JsonValues;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.util.AsciiString;

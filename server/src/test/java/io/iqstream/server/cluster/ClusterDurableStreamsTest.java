@@ -8,9 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.auth.TokenMinter;
 import io.iqstream.server.testing.DurableHttp;
-import io.iqstream.server.testing.Ports;
 import io.iqstream.server.testing.TestServer;
 import io.iqstream.server.testing.Tokens;
+import io.iqstream.server.testing.TwoNodes;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Iterator;
@@ -28,37 +28,23 @@ import org.junit.jupiter.api.Test;
  * client's token checked on the owner.
  */
 class ClusterDurableStreamsTest {
-    private static final String SECRET = "cluster-test-secret-0123456789abcdef0123";
+    static TwoNodes nodes;
     static TestServer a;
     static TestServer b;
     static String token;
 
     @BeforeAll
     static void start() throws Exception {
-        int pa = Ports.free();
-        int pb = Ports.free();
-        String peers = "127.0.0.1:" + pa + ",127.0.0.1:" + pb;
-        a = TestServer.start("--port", String.valueOf(pa), "--peers", peers, "--advertise", "127.0.0.1:" + pa,
-                "--cluster-secret", SECRET, "--durable-streams-long-poll", "5s");
-        b = TestServer.start("--port", String.valueOf(pb), "--peers", peers, "--advertise", "127.0.0.1:" + pb,
-                "--cluster-secret", SECRET, "--durable-streams-long-poll", "5s");
+        nodes = TwoNodes.start("--durable-streams-long-poll", "5s");
+        a = nodes.a();
+        b = nodes.b();
         token = Tokens.admin();
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        for (TestServer s : List.of(a, b)) {
-            while (s.server().context().cluster().membership().view().ready().size() < 2) {
-                assertTrue(System.nanoTime() < deadline, "the nodes did not see each other within 30 s");
-                Thread.sleep(50); // polling a condition, bounded by the deadline above
-            }
-        }
     }
 
     @AfterAll
     static void stop() {
-        if (a != null) {
-            a.close();
-        }
-        if (b != null) {
-            b.close();
+        if (nodes != null) {
+            nodes.close();
         }
     }
 

@@ -5,10 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.metrics.ClusterMetrics;
 import io.iqstream.server.testing.Http;
-import io.iqstream.server.testing.Ports;
 import io.iqstream.server.testing.SseClient;
 import io.iqstream.server.testing.TestServer;
 import io.iqstream.server.testing.Tokens;
+import io.iqstream.server.testing.TwoNodes;
 import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,37 +18,23 @@ import org.junit.jupiter.api.Test;
 
 /** Two real nodes with --peers in one JVM: any node serves any run; the peer header is checked. */
 class ClusterForwardingTest {
-    private static final String SECRET = "cluster-test-secret-0123456789abcdef0123";
+    static TwoNodes nodes;
     static TestServer a;
     static TestServer b;
     static String admin;
 
     @BeforeAll
     static void start() throws Exception {
-        int pa = Ports.free();
-        int pb = Ports.free();
-        String peers = "127.0.0.1:" + pa + ",127.0.0.1:" + pb;
-        a = TestServer.start("--port", String.valueOf(pa), "--peers", peers, "--advertise", "127.0.0.1:" + pa,
-                "--cluster-secret", SECRET, "--await-run", "5s");
-        b = TestServer.start("--port", String.valueOf(pb), "--peers", peers, "--advertise", "127.0.0.1:" + pb,
-                "--cluster-secret", SECRET, "--await-run", "5s");
+        nodes = TwoNodes.start("--await-run", "5s");
+        a = nodes.a();
+        b = nodes.b();
         admin = Tokens.admin();
-        long deadline = System.nanoTime() + 30_000_000_000L;
-        for (TestServer s : List.of(a, b)) {
-            while (s.server().context().cluster().membership().view().ready().size() < 2) {
-                assertTrue(System.nanoTime() < deadline, "the nodes did not see each other within 30 s");
-                Thread.sleep(50); // polling a condition, bounded by the deadline above
-            }
-        }
     }
 
     @AfterAll
     static void stop() {
-        if (a != null) {
-            a.close();
-        }
-        if (b != null) {
-            b.close();
+        if (nodes != null) {
+            nodes.close();
         }
     }
 
@@ -160,7 +146,7 @@ class ClusterForwardingTest {
                 PeerAuth.HEADER, forged);
         assertEquals(403, viaForged.statusCode(), "a forged header is refused, never relayed (no loop)");
         assertTrue(viaForged.body().contains("\"error\":\"peer_unproven\""), viaForged.body());
-        PeerAuth sender = new PeerAuth(SECRET, new Member("127.0.0.9", 1));
+        PeerAuth sender = new PeerAuth(TwoNodes.SECRET, new Member("127.0.0.9", 1));
         String valid = sender.sign(self, "GET", target, System.currentTimeMillis()).header();
         HttpResponse<String> viaPeer = Http.get(other.base() + target, "Authorization", "Bearer " + admin,
                 PeerAuth.HEADER, valid);

@@ -73,7 +73,7 @@ class SplitViewTest {
                     .sign(memberB, "POST", target, System.currentTimeMillis()).header();
             HttpResponse<String> created = Http.post(b.base() + target, "application/x-ndjson",
                     "{\"type\":\"RUN_STARTED\"}\n{\"type\":\"X\",\"n\":1}\n", "Authorization", "Bearer " + admin,
-                    PeerAuth.HEADER, peer, Cluster.PLACED, "1");
+                    PeerAuth.HEADER, peer, Forwarder.PLACED, "1");
             assertEquals(200, created.statusCode(), created.body());
             assertTrue(holds(b, run) && !holds(a, run), "B holds the run its hash gives to A");
 

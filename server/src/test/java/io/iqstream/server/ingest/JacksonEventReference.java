@@ -3,6 +3,7 @@ package io.iqstream.server.ingest;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import io.iqstream.server.json.Utf8;
 import java.io.IOException;
 import java.util.Arrays;
 

@@ -1,4 +1,4 @@
-package io.iqstream.server.ingest;
+package io.iqstream.server.json;
 
 /**
  * The escapes of a JSON string that {@link JsonScanner} has already checked well-formed: what one stands for,

@@ -1,11 +1,11 @@
-package io.iqstream.server.ingest;
+package io.iqstream.server.json;
 
 import io.netty.util.concurrent.FastThreadLocal;
 import java.util.Arrays;
 
 /**
  * Where the values of one JSON text lie: a top-level array's elements (one level flattened) or the one value it
- * is, as {@code [start, end)} byte pairs of the input, each exactly as sent. The syntax is {@link EventValidator}'s
+ * is, as {@code [start, end)} byte pairs of the input, each exactly as sent. The syntax is {@code ingest/EventValidator}'s
  * (strict RFC 8259 over well-formed UTF-8, with Jackson's default limits), checked by the same scanner, which
  * builds nothing: no parser, token or string per value. Any thread (a scanner per thread).
  */

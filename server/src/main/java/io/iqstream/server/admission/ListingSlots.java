@@ -1,4 +1,4 @@
-package io.iqstream.server.http;
+package io.iqstream.server.admission;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link #maxPerCaller} of them for one caller (one token subject; a token without {@code sub} is its own caller),
  * so one caller listing in a loop on many connections holds its share and no more, and every other caller still
  * finds a slot. A connection has one listing in flight at most: a listing pipelined behind another waits for its
- * answer ({@link HttpRequestHandler}). Both refusals are expected outcomes, returned.
+ * answer ({@code http/HttpRequestHandler}). Both refusals are expected outcomes, returned.
  *
  * <p>Any thread (a listing is taken on its connection's loop and given back on it, loops differ). The map holds one
  * entry per caller with a listing in flight, so at most {@link #maxInFlight} entries.

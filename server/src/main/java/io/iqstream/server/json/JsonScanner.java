@@ -1,16 +1,17 @@
-package io.iqstream.server.ingest;
+package io.iqstream.server.json;
 
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import java.util.Arrays;
 
 /**
- * The JSON syntax half of {@link EventValidator}: a strict RFC 8259 scanner over well-formed UTF-8 bytes that
- * builds nothing, with Jackson's default limits and token rules (see the validator's implementation notes). The
- * validator drives it member by member; each {@code scan...} method takes one piece at {@link #pos} and returns
+ * The JSON syntax half of {@code ingest/EventValidator} (and all of {@link JsonValues}): a strict RFC 8259 scanner
+ * over well-formed UTF-8 bytes that builds nothing, with Jackson's default limits and token rules (see the
+ * validator's implementation notes). The validator drives it member by member, reading the cursor
+ * ({@link #bytes}, {@link #pos}, {@link #end}) in place; each {@code scan...} method takes one piece at {@link #pos} and returns
  * false with {@link #error} set when the piece is malformed. Reused for every event of its validator; confined to
  * its thread.
  */
-final class JsonScanner {
+public final class JsonScanner {
     /** Deepest nesting taken (the root object is level 1), as Jackson's default constraints. */
     static final int MAX_NESTING_DEPTH = StreamReadConstraints.DEFAULT_MAX_DEPTH;
     /** Most digits in a number (integer part, or integer + fraction + exponent), as Jackson's default. */
@@ -22,20 +23,20 @@ final class JsonScanner {
     private final long[] arrayLevels = new long[MAX_NESTING_DEPTH / 64 + 2];
 
     // The event being scanned: bytes[base, end), next byte at pos, open levels in depth.
-    byte[] bytes;
+    public byte[] bytes;
     private int base;
-    int pos;
-    int end;
+    public int pos;
+    public int end;
     private int depth;
     // The last string scanned: its content bytes[stringStart, stringEnd), and whether it has escapes.
     private int stringStart;
     private int stringEnd;
     private boolean stringEscaped;
     /** Why the last scan failed. */
-    String error = "";
+    public String error = "";
 
     /** Starts on {@code bytes[offset, offset + length)}. */
-    void reset(byte[] input, int offset, int length) {
+    public void reset(byte[] input, int offset, int length) {
         bytes = input;
         base = offset;
         pos = offset;
@@ -44,19 +45,19 @@ final class JsonScanner {
     }
 
     /** Lets go of the input. */
-    void clear() {
+    public void clear() {
         bytes = null;
     }
 
     /** Takes the root object's '{' at {@link #pos}. */
-    void openRootObject() {
+    public void openRootObject() {
         pos++;
         depth = 1;
         arrayLevels[0] = 0;
     }
 
     /** After a number at the root, Jackson wants the end or a space. */
-    boolean atRootSpace() {
+    public boolean atRootSpace() {
         if (pos >= end) {
             return true;
         }
@@ -65,7 +66,7 @@ final class JsonScanner {
     }
 
     /** A member name and its colon; leaves {@code pos} at the value (after whitespace). */
-    boolean scanName() {
+    public boolean scanName() {
         if (pos >= end || bytes[pos] != '"') {
             return fail(pos >= end ? "end of input inside the object" : "expected a quoted member name");
         }
@@ -92,7 +93,7 @@ final class JsonScanner {
      * Lexes the first token of a value as Jackson's {@code nextToken} does before its type is looked at: a whole
      * number or literal, only the bracket of an object or array, only the quote of a string.
      */
-    boolean scanTokenStart() {
+    public boolean scanTokenStart() {
         if (pos >= end) {
             return fail("end of input, expected a value");
         }
@@ -113,7 +114,7 @@ final class JsonScanner {
     }
 
     /** One whole value at {@code pos} (nested ones iteratively, with a bit per level). */
-    boolean scanValue() {
+    public boolean scanValue() {
         final int outer = depth;
         while (true) {
             // Here a value starts.
@@ -195,7 +196,7 @@ final class JsonScanner {
     }
 
     /** A string at {@code pos} (its opening quote); records its content span. */
-    boolean scanString() {
+    public boolean scanString() {
         final byte[] b = bytes;
         final int e = end;
         int p = pos + 1;
@@ -241,7 +242,7 @@ final class JsonScanner {
     }
 
     /** A number at {@code pos} per the JSON grammar, within Jackson's length limits. */
-    boolean scanNumber() {
+    public boolean scanNumber() {
         final byte[] b = bytes;
         int p = pos;
         if (b[p] == '-') {
@@ -297,7 +298,7 @@ final class JsonScanner {
     }
 
     /** {@code true}, {@code false} or {@code null}, not followed by an identifier character (Jackson's rule). */
-    boolean scanLiteral() {
+    public boolean scanLiteral() {
         final byte[] b = bytes;
         byte first = b[pos];
         String word = first == 't' ? "true" : first == 'f' ? "false" : "null";
@@ -319,7 +320,7 @@ final class JsonScanner {
         return true;
     }
 
-    void skipWhitespace() {
+    public void skipWhitespace() {
         final byte[] b = bytes;
         int p = pos;
         while (p < end) {
@@ -333,7 +334,7 @@ final class JsonScanner {
     }
 
     /** Whether the last string, unescaped, is {@code target} (ASCII). */
-    boolean stringIs(byte[] target) {
+    public boolean stringIs(byte[] target) {
         return stringEscaped ? JsonEscapes.equalsUnescaped(bytes, stringStart, stringEnd, target)
                 : Arrays.equals(bytes, stringStart, stringEnd, target, 0, target.length);
     }
@@ -369,7 +370,7 @@ final class JsonScanner {
         return c >= '0' && c <= '9';
     }
 
-    boolean fail(String what) {
+    public boolean fail(String what) {
         return failAt(pos, what);
     }
 

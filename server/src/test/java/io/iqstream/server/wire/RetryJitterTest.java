@@ -1,4 +1,4 @@
-package io.iqstream.server.sse;
+package io.iqstream.server.wire;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,4 +1,4 @@
-package io.iqstream.server.sse;
+package io.iqstream.server.wire;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;

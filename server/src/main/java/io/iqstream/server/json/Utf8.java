@@ -1,4 +1,4 @@
-package io.iqstream.server.ingest;
+package io.iqstream.server.json;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -9,7 +9,7 @@ import java.nio.ByteOrder;
  * ({@code ED A0 80}), nothing above U+10FFFF, no truncated sequence. Checked in place over a byte array, eight ASCII
  * bytes at a time; no allocation. Stateless, any thread.
  */
-final class Utf8 {
+public final class Utf8 {
     private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class,
             ByteOrder.LITTLE_ENDIAN);
     private static final long HIGH_BITS = 0x8080808080808080L;
@@ -18,7 +18,7 @@ final class Utf8 {
     }
 
     /** Index of the first byte of the first ill-formed sequence in {@code bytes[from, from + length)}, or -1. */
-    static int firstInvalid(byte[] bytes, int from, int length) {
+    public static int firstInvalid(byte[] bytes, int from, int length) {
         int i = from;
         int end = from + length;
         while (i < end) {

@@ -1,4 +1,4 @@
-package io.iqstream.server.ingest;
+package io.iqstream.server.json;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
