@@ -147,7 +147,7 @@ public final class IqStreamServer implements AutoCloseable {
         context.durableStreams().startSweeps();
         int maxConnections = config.maxConnections() > 0 ? config.maxConnections()
                 : ConnectionSlots.defaultMax(config.workers() + 1, AdminInitializer.MAX_CONNECTIONS
-                        + (store == null ? 0 : config.workers() * StoreWriter.MAX_OPEN_FILES));
+                        + (store == null ? 0 : config.workers() * openFilesPerWriter(config)));
         ConnectionSlots connections = new ConnectionSlots(maxConnections, metrics.connectionsOpen,
                 metrics.connectionsRefusedMax);
         // bound at once (a port in use fails the start now), but accepting only after the warm-up: until then a
@@ -308,11 +308,16 @@ public final class IqStreamServer implements AutoCloseable {
         }
         try {
             return StreamStore.open(config.storage().dataDir(), FsyncPolicy.parse(config.storage().fsync()), loops,
-                    config.storage().diskBudgetBytes());
+                    config.storage().diskBudgetBytes(), openFilesPerWriter(config));
         } catch (IOException e) {
             abandon(context, null, null, acceptor, workerGroup);
             throw StartupFailure.dataDir(e, config.storage().dataDir());
         }
+    }
+
+    /** Files each storage writer keeps open: a share of the file limit ({@link StoreWriter#openFilesFor}). */
+    private static int openFilesPerWriter(ServerConfig config) {
+        return StoreWriter.openFilesFor(ConnectionSlots.fileLimit(), config.workers());
     }
 
     private static void abandon(ServerContext context, Channel listener, Channel adminListener,

@@ -41,7 +41,11 @@ final class Journal implements AutoCloseable {
 
     private final Path root;
     private final FileChannel ch;
+    /** Bytes written to the journal's file. */
     private long size;
+    /** Entries added since the last {@link #force}, written by it in one gathering write. */
+    private final java.util.ArrayList<ByteBuffer> pending = new java.util.ArrayList<>();
+    private long pendingBytes;
 
     private Journal(Path root, FileChannel ch) throws IOException {
         this.root = root;
@@ -57,13 +61,13 @@ final class Journal implements AutoCloseable {
                 StandardOpenOption.WRITE));
     }
 
-    /** Bytes in the journal now. */
+    /** Bytes in the journal now, with the entries not yet written. */
     long size() {
-        return size;
+        return size + pendingBytes;
     }
 
     /** Adds the entry for {@code frame} written to {@code file} at {@code offset} (not flushed: {@link #force}). */
-    void written(Path file, long offset, byte[] frame) throws IOException {
+    void written(Path file, long offset, byte[] frame) {
         byte[] name = root.relativize(file).toString().getBytes(StandardCharsets.UTF_8);
         ByteBuffer b = ByteBuffer.allocate(1 + 2 + name.length + 8 + frame.length);
         b.put(WRITTEN).putShort((short) name.length).put(name).putLong(offset).put(frame);
@@ -71,37 +75,47 @@ final class Journal implements AutoCloseable {
     }
 
     /** Adds the entry for {@code file}'s removal (not flushed: {@link #force}). */
-    void removed(Path file) throws IOException {
+    void removed(Path file) {
         byte[] name = root.relativize(file).toString().getBytes(StandardCharsets.UTF_8);
         ByteBuffer b = ByteBuffer.allocate(1 + 2 + name.length);
         b.put(REMOVED).putShort((short) name.length).put(name);
         add(b.array());
     }
 
-    /**
-     * Appends one entry; a write that fails (the disk is full) is cut back, so the next entry follows the last whole
-     * one and no torn entry sits in the middle of the journal (replay stops at the first).
-     */
-    private void add(byte[] payload) throws IOException {
-        ByteBuffer b = ByteBuffer.wrap(RecordFile.frame(payload));
-        long at = size;
-        try {
-            while (b.hasRemaining()) {
-                at += ch.write(b, at);
-            }
-        } catch (IOException e) {
-            try {
-                ch.truncate(size);
-            } catch (IOException cut) {
-                e.addSuppressed(cut);
-            }
-            throw e;
-        }
-        size = at;
+    /** Adds one entry, written and flushed with the rest of its batch by {@link #force}. */
+    private void add(byte[] payload) {
+        byte[] frame = RecordFile.frame(payload);
+        pending.add(ByteBuffer.wrap(frame));
+        pendingBytes += frame.length;
     }
 
-    /** Flushes the entries added: what they stand for is durable once this returns. */
+    /**
+     * Writes the entries added (one gathering write for the batch, not one a record) and flushes them: what they
+     * stand for is durable once this returns. A write or flush that fails is cut back, so the next batch follows the
+     * last whole entry and no torn entry sits in the middle of the journal (replay stops at the first).
+     */
     void force() throws IOException {
+        if (!pending.isEmpty()) {
+            ByteBuffer[] all = pending.toArray(new ByteBuffer[0]);
+            pending.clear();
+            long bytes = pendingBytes;
+            pendingBytes = 0;
+            try {
+                ch.position(size);
+                long written = 0;
+                while (written < bytes) {
+                    written += ch.write(all);
+                }
+            } catch (IOException e) {
+                try {
+                    ch.truncate(size);
+                } catch (IOException cut) {
+                    e.addSuppressed(cut);
+                }
+                throw e;
+            }
+            size += bytes;
+        }
         ch.force(false);
     }
 

@@ -38,10 +38,23 @@ public final class StoreWriter implements AutoCloseable {
     /** Records queued and not yet written may hold at most this many bytes per worker. */
     public static final long MAX_QUEUED_BYTES = 64L << 20;
     /**
-     * Files kept open per writer; past it the least recently written is closed. The main port's default connection
-     * cap leaves these descriptors free.
+     * Files kept open per writer; past it the least recently written is closed (and opened again at its next write:
+     * two system calls a record when more streams are written than this). A quarter of the process's file limit
+     * shared by the writers, within 64-1024 ({@link #openFilesFor}); the main port's default connection cap leaves
+     * these descriptors free.
      */
-    public static final int MAX_OPEN_FILES = 64;
+    private final int maxOpenFiles;
+    /** The fewest and the most files a writer keeps open. */
+    public static final int MIN_OPEN_FILES = 64;
+    public static final int MAX_OPEN_FILES = 1024;
+
+    /** Files each of {@code writers} writers keeps open under a file limit of {@code fileLimit} (-1: unknown). */
+    public static int openFilesFor(long fileLimit, int writers) {
+        if (fileLimit <= 0) {
+            return MIN_OPEN_FILES;
+        }
+        return (int) Math.max(MIN_OPEN_FILES, Math.min(MAX_OPEN_FILES, fileLimit / 4 / Math.max(1, writers)));
+    }
     /** Flushes under way at once, for all writers together ({@code --fsync batch}). */
     static final int FLUSH_THREADS = 32;
     /** Under {@code --fsync batch}, the files are flushed and the journal emptied at least this often. */
@@ -81,8 +94,9 @@ public final class StoreWriter implements AutoCloseable {
     private final List<Path> entriesSinceCheckpoint = new ArrayList<>();
     private long checkpointNanos = System.nanoTime();
 
-    StoreWriter(DataDirectory dir, FsyncPolicy fsync, Executor owner, String name, AtomicLong usedBytes)
-            throws IOException {
+    StoreWriter(DataDirectory dir, FsyncPolicy fsync, Executor owner, String name, AtomicLong usedBytes,
+            int maxOpenFiles) throws IOException {
+        this.maxOpenFiles = maxOpenFiles;
         this.journal = fsync == FsyncPolicy.BATCH ? Journal.open(dir.root(), name) : null;
         this.usedBytes = usedBytes;
         this.dir = dir;
@@ -269,8 +283,9 @@ public final class StoreWriter implements AutoCloseable {
                 long before = ch.size();
                 try {
                     ByteBuffer b = ByteBuffer.wrap(t.frame());
+                    long at = before;
                     while (b.hasRemaining()) {
-                        ch.write(b, ch.size());
+                        at += ch.write(b, at);
                     }
                     usedBytes.addAndGet(t.frame().length);
                     if (fsync == FsyncPolicy.ALWAYS) {
@@ -399,7 +414,7 @@ public final class StoreWriter implements AutoCloseable {
         }
         ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         open.put(file, ch);
-        if (open.size() > MAX_OPEN_FILES) {
+        if (open.size() > maxOpenFiles) {
             var eldest = open.entrySet().iterator().next();
             if (eldest.getValue() != ch) {
                 closeQuietly(eldest.getValue());

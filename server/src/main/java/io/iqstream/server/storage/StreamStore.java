@@ -27,24 +27,25 @@ public final class StreamStore implements AutoCloseable {
     private final long budgetBytes;
 
     private StreamStore(DataDirectory dir, FsyncPolicy fsync, List<? extends Executor> workerLoops, long usedBytes,
-            long budgetBytes) throws IOException {
+            long budgetBytes, int openFilesPerWriter) throws IOException {
         this.dir = dir;
         this.fsync = fsync;
         this.usedBytes = new AtomicLong(usedBytes);
         this.budgetBytes = budgetBytes;
         for (int i = 0; i < workerLoops.size(); i++) {
             writers.put(workerLoops.get(i), new StoreWriter(dir, fsync, workerLoops.get(i), "iqstream-store-" + i,
-                    this.usedBytes));
+                    this.usedBytes, openFilesPerWriter));
         }
     }
 
     /**
      * Opens and locks {@code root} (see {@link DataDirectory#open}) and starts a writer per worker loop. A
      * {@code diskBudgetBytes} of 0 means: what the files take now plus the file system's free space, less a margin
-     * ({@link #MARGIN_SHARE} of its size, at least {@link #MIN_MARGIN_BYTES}).
+     * ({@link #MARGIN_SHARE} of its size, at least {@link #MIN_MARGIN_BYTES}). Each writer keeps at most
+     * {@code openFilesPerWriter} files open ({@link StoreWriter#openFilesFor}).
      */
     public static StreamStore open(Path root, FsyncPolicy fsync, List<? extends Executor> workerLoops,
-            long diskBudgetBytes) throws IOException {
+            long diskBudgetBytes, int openFilesPerWriter) throws IOException {
         DataDirectory dir = DataDirectory.open(root);
         try {
             // what the journals hold goes back into the files first: the files may have lost the last moments
@@ -60,7 +61,7 @@ public final class StreamStore implements AutoCloseable {
                 long margin = Math.max(MIN_MARGIN_BYTES, (long) (fs.getTotalSpace() * MARGIN_SHARE));
                 budget = Math.max(0, used + fs.getUsableSpace() - margin);
             }
-            return new StreamStore(dir, fsync, workerLoops, used, budget);
+            return new StreamStore(dir, fsync, workerLoops, used, budget, openFilesPerWriter);
         } catch (IOException | RuntimeException e) {
             dir.close();
             throw e;

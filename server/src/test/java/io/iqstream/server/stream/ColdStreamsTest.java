@@ -73,14 +73,15 @@ class ColdStreamsTest {
             String tail = send("HEAD", base + "a", null).headers().firstValue("Stream-Next-Offset").orElseThrow();
 
             awaitCold(s, 2);
-            assertEquals(0, metric(s, "iqstream_durable_streams_loaded_total"));
+            // (on a busy machine a stream may have gone cold, and been loaded, between the requests above)
+            long loaded = metric(s, "iqstream_durable_streams_loaded_total");
             // a catch-up: every byte, at the same offsets
             HttpResponse<String> r = send("GET", base + "a?offset=-1", null);
             assertEquals(200, r.statusCode(), r.body());
             assertEquals("one,two,", r.body());
             assertEquals(tail, r.headers().firstValue("Stream-Next-Offset").orElseThrow());
             assertEquals("[1,{\"k\":\"v\"}]", send("GET", base + "j?offset=-1", null).body());
-            assertEquals(2, metric(s, "iqstream_durable_streams_loaded_total"));
+            assertEquals(loaded + 2, metric(s, "iqstream_durable_streams_loaded_total"), "each read loaded once");
 
             // the producer's state stayed in memory: its retry is a duplicate, its next seq goes on
             awaitCold(s, 4);
@@ -92,6 +93,7 @@ class ColdStreamsTest {
             awaitCold(s, 5);
             String end = send("HEAD", base + "a", null).headers().firstValue("Stream-Next-Offset").orElseThrow();
             awaitCold(s, 6);
+            long beforePoll = metric(s, "iqstream_durable_streams_loaded_total");
             CompletableFuture<HttpResponse<String>> poll = CompletableFuture.supplyAsync(() -> {
                 try {
                     return send("GET", base + "a?offset=" + end + "&live=long-poll", null);
@@ -101,7 +103,7 @@ class ColdStreamsTest {
             });
             Conditions.await("the long-poll waits", 30_000, () -> {
                 try {
-                    return metric(s, "iqstream_durable_streams_loaded_total") >= 5 && !poll.isDone();
+                    return metric(s, "iqstream_durable_streams_loaded_total") > beforePoll && !poll.isDone();
                 } catch (Exception e) {
                     throw new AssertionError(e);
                 }
@@ -159,21 +161,23 @@ class ColdStreamsTest {
             assertTrue(DurableHttp.readUntil(lines, "upToDate", data));
             assertEquals("data:first;", data.toString());
             // made after the reader began: once it is cold, the read stream has been idle at least as long
+            long cold = metric(s, "iqstream_durable_streams_cold_total");
+            long loaded = metric(s, "iqstream_durable_streams_loaded_total");
             assertEquals(201, send("PUT", base + "idle", "x", "Content-Type", TEXT).statusCode());
-            Conditions.await("the idle stream cold", 30_000, () -> {
+            Conditions.await("a stream cold", 30_000, () -> {
                 try {
-                    return metric(s, "iqstream_durable_streams_cold_total") >= 1;
+                    return metric(s, "iqstream_durable_streams_cold_total") > cold;
                 } catch (Exception e) {
                     throw new AssertionError(e);
                 }
             });
-            assertEquals(1, metric(s, "iqstream_durable_streams_cold_total"));
+            // the one that went cold is the idle one: the read stream's bytes are all that memory holds
             assertEquals("first;".length(), metric(s, "iqstream_durable_bytes_held"), "the read stream's bytes");
             assertEquals(204, send("POST", base + "read", "second;", "Content-Type", TEXT).statusCode());
             data.setLength(0);
             assertTrue(DurableHttp.readUntil(lines, "upToDate", data));
             assertEquals("data:second;", data.toString());
-            assertEquals(0, metric(s, "iqstream_durable_streams_loaded_total"));
+            assertEquals(loaded, metric(s, "iqstream_durable_streams_loaded_total"), "nothing loaded");
             sse.body().close();
         }
     }
