@@ -67,7 +67,7 @@ public record BenchOptions(
    * as a group of their own, docs/BENCHMARK.md "Durable Streams").
    */
   public static final List<String> DURABLE_SERVERS = List.of("iqstream-durable", "iqstream-durable-disk",
-      "electric-memory", "electric-wal", "durable-node");
+      "iqstream-durable-always", "iqstream-durable-never", "electric-memory", "electric-wal", "durable-node");
 
   /** The servers the reconnect storm runs against: those that resume a reader with Last-Event-ID. */
   public static final List<String> STORM_SERVERS = List.of("iqstream", "nchan");
@@ -99,6 +99,8 @@ public record BenchOptions(
                               to a sink in the bench); and the Durable Streams servers,
                               each run = a JSON stream: iqstream-durable (IQ-Stream's /v1/stream/,
                               streams in memory), iqstream-durable-disk (on disk, --fsync batch),
+                              iqstream-durable-always, iqstream-durable-never (on disk, --fsync
+                              always / never),
                               electric-memory, electric-wal (Electric's Rust server 0.1.5,
                               --durability memory / its WAL), durable-node (the Node reference
                               server 0.3.7)

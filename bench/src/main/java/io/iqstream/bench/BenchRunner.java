@@ -354,6 +354,10 @@ public final class BenchRunner {
           iqstreamJvmFlags(iqSetup));
       case "iqstream-durable-disk" -> IqStreamServer.durableStreamsOnDisk(IqStreamServer.defaultJar(repo), iqSetup,
           iqstreamJvmFlags(iqSetup));
+      // the same under the other --fsync policies (docs/BENCHMARK.md, "Durable Streams")
+      case "iqstream-durable-always", "iqstream-durable-never" -> IqStreamServer.durableStreamsOnDisk(
+          IqStreamServer.defaultJar(repo), iqSetup, iqstreamJvmFlags(iqSetup),
+          name.substring("iqstream-durable-".length()));
       case "electric-memory" -> new ElectricServer(repo.resolve("bench/peers"), true);
       case "electric-wal" -> new ElectricServer(repo.resolve("bench/peers"), false);
       case "durable-node" -> new DurableNodeServer(repo.resolve("bench/peers"));

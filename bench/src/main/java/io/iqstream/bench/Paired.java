@@ -49,7 +49,9 @@ final class Paired {
         --jvm-opts-b S        extra JVM flags for B's server
         --server-a NAME       A's bench measures NAME (default iqstream); iqstream-traced: the
                               same jar with traces on at a 1% sampler (what tracing costs:
-                              --server-b iqstream-traced with the same jar twice)
+                              --server-b iqstream-traced with the same jar twice);
+                              iqstream-disk: ended runs on disk (--durability disk; what the
+                              storage layer costs a run in flight: A a build from before it)
         --server-b NAME       B's bench measures NAME (default iqstream)
         --out DIR             results root (default bench/results); the pair's benches write
                               DIR/paired-<time>/pair-<n>-<A|B>/ and the summary PAIRED.md
@@ -58,6 +60,9 @@ final class Paired {
       """;
 
   private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** The rows a bench of a pair may measure: IQ-Stream on its own API, from the pair's jar. */
+  static final List<String> PAIRABLE = List.of("iqstream", "iqstream-traced", "iqstream-disk");
 
   private Paired() {
   }
@@ -176,8 +181,9 @@ final class Paired {
       }
     }
     for (String server : List.of(serverA, serverB)) {
-      if (!server.equals("iqstream") && !server.equals("iqstream-traced")) {
-        throw new IllegalArgumentException("--server-a / --server-b: iqstream or iqstream-traced, not " + server);
+      if (!PAIRABLE.contains(server)) {
+        throw new IllegalArgumentException("--server-a / --server-b: iqstream, iqstream-traced or iqstream-disk,"
+            + " not " + server);
       }
     }
     if (pairs < 1) {
@@ -258,7 +264,7 @@ final class Paired {
   }
 
   /**
-   * A bench of its own for {@code server} ({@code iqstream} or {@code iqstream-traced}) from {@code jar}, in a JVM
+   * A bench of its own for {@code server} (one of {@link #PAIRABLE}) from {@code jar}, in a JVM
    * like this one's child (ZGC), its output in {@code dir}.log.
    */
   private static Process start(Path jar, String server, String jvmOpts, List<String> common, Path dir)

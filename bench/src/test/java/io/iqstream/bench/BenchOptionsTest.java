@@ -49,7 +49,8 @@ class BenchOptionsTest {
   @Test
   void durableStreamsServersAndIdleSubscribers() {
     BenchOptions o = parse("--servers",
-        "iqstream-durable,iqstream-durable-disk,electric-memory,electric-wal,durable-node",
+        "iqstream-durable,iqstream-durable-disk,iqstream-durable-always,iqstream-durable-never,electric-memory,"
+            + "electric-wal,durable-node",
         "--idle-subscribers", "2000");
     assertEquals(BenchOptions.DURABLE_SERVERS, o.servers());
     assertEquals(2000, o.idleSubscribers());

@@ -59,7 +59,7 @@ class PairedTest {
     assertTrue(text.contains("--level needs a value"), text);
     assertTrue(text.contains("unknown option: --servers"), text);
     assertTrue(text.contains("--pairs must be at least 1"), text);
-    assertTrue(text.contains("--server-a / --server-b: iqstream or iqstream-traced, not nchan"), text);
+    assertTrue(text.contains("--server-a / --server-b: iqstream, iqstream-traced or iqstream-disk, not nchan"), text);
     // nothing was started: no results folder
     assertTrue(Files.notExists(dir.resolve("bench/results")));
   }

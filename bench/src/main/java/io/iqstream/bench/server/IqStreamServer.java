@@ -34,12 +34,16 @@ public final class IqStreamServer extends ProcessServer {
   private final boolean durableStreams;
   /** Durable streams on disk (row iqstream-durable-disk), else in memory. */
   private final boolean onDisk;
+  /** On disk, the {@code --fsync} policy passed (rows iqstream-durable-always, -never), null: the server's default. */
+  private final String fsync;
   /** Traces on at a 1% sampler, exported to {@link #otlpSink} (row iqstream-traced). */
   private final boolean traced;
   /** This start's OTLP endpoint (traced only). */
   private OtlpSink otlpSink;
   /** This start's data directory. */
   private Path dataDir;
+  /** Whether the jar knows {@code --durability} (false: a build from before the storage layer), read at install. */
+  private boolean knowsDurability = true;
   private int workers;
   private String transportInUse;
   private JvmHeap heap;
@@ -47,16 +51,17 @@ public final class IqStreamServer extends ProcessServer {
 
   /** IQ-Stream in {@code setup}, started with {@code jvmFlags} (the setup's, built by the runner). */
   public IqStreamServer(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
-    this(jar, setup, jvmFlags, false, false, false);
+    this(jar, setup, jvmFlags, false, false, null, false);
   }
 
   private IqStreamServer(Path jar, IqStreamSetup setup, List<String> jvmFlags, boolean durableStreams,
-      boolean onDisk, boolean traced) {
+      boolean onDisk, String fsync, boolean traced) {
     this.jar = jar;
     this.setup = setup;
     this.jvmFlags = List.copyOf(jvmFlags);
     this.durableStreams = durableStreams;
     this.onDisk = onDisk;
+    this.fsync = fsync;
     this.traced = traced;
   }
 
@@ -67,7 +72,7 @@ public final class IqStreamServer extends ProcessServer {
    * {@link OtlpSink} in the bench's JVM. Row {@code iqstream-traced}: beside {@code iqstream}, what tracing costs.
    */
   public static IqStreamServer traced(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
-    return new IqStreamServer(jar, setup, jvmFlags, false, false, true);
+    return new IqStreamServer(jar, setup, jvmFlags, false, false, null, true);
   }
 
   /** The {@code OTEL_*} variables of a traced start, exporting to {@code endpoint}. */
@@ -92,7 +97,7 @@ public final class IqStreamServer extends ProcessServer {
    * API), row {@code iqstream-durable}: the same server, the protocol the Durable Streams peers speak.
    */
   public static IqStreamServer durableStreams(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
-    return new IqStreamServer(jar, setup, jvmFlags, true, false, false);
+    return new IqStreamServer(jar, setup, jvmFlags, true, false, null, false);
   }
 
   /**
@@ -101,7 +106,17 @@ public final class IqStreamServer extends ProcessServer {
    * Electric's WAL.
    */
   public static IqStreamServer durableStreamsOnDisk(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
-    return new IqStreamServer(jar, setup, jvmFlags, true, true, false);
+    return new IqStreamServer(jar, setup, jvmFlags, true, true, null, false);
+  }
+
+  /**
+   * As {@link #durableStreamsOnDisk}, under {@code --fsync fsync}: {@code always} (every write flushed on its own
+   * before it is answered) is row {@code iqstream-durable-always}, {@code never} (no flush: survives the process,
+   * not the machine) row {@code iqstream-durable-never}: what each policy costs beside {@code batch}.
+   */
+  public static IqStreamServer durableStreamsOnDisk(Path jar, IqStreamSetup setup, List<String> jvmFlags,
+      String fsync) {
+    return new IqStreamServer(jar, setup, jvmFlags, true, true, fsync, false);
   }
 
   /**
@@ -110,7 +125,7 @@ public final class IqStreamServer extends ProcessServer {
    * memory per run in flight with ended runs on disk beside {@code iqstream}'s, where they stay in memory.
    */
   public static IqStreamServer onDisk(Path jar, IqStreamSetup setup, List<String> jvmFlags) {
-    return new IqStreamServer(jar, setup, jvmFlags, false, true, false);
+    return new IqStreamServer(jar, setup, jvmFlags, false, true, null, false);
   }
 
   public IqStreamSetup setup() {
@@ -137,10 +152,16 @@ public final class IqStreamServer extends ProcessServer {
     if (!durableStreams) {
       return onDisk ? setup.rowName().replaceFirst("^iqstream", "iqstream-disk") : setup.rowName();
     }
-    return setup.rowName().replaceFirst("^iqstream", onDisk ? "iqstream-durable-disk" : "iqstream-durable");
+    return setup.rowName().replaceFirst("^iqstream", !onDisk ? "iqstream-durable"
+        : fsync == null ? "iqstream-durable-disk" : "iqstream-durable-" + fsync);
   }
 
-  /** Checks the jar and takes a private copy, so a rebuild during the bench cannot change it. */
+  /**
+   * Checks the jar and takes a private copy, so a rebuild during the bench cannot change it; asks the jar's
+   * {@code serve --help} whether it knows {@code --durability}: a build from before the storage layer does not,
+   * and runs as {@code iqstream} without it (it keeps every run in memory), so that such a build can be the
+   * before of a pair.
+   */
   @Override
   public void install() throws java.io.IOException {
     if (!Files.isRegularFile(jar)) {
@@ -151,6 +172,25 @@ public final class IqStreamServer extends ProcessServer {
     copy.toFile().deleteOnExit();
     Files.copy(jar, copy, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
     jar = copy;
+    knowsDurability = helpNames(jar, "--durability");
+    if (!knowsDurability && (durableStreams || onDisk)) {
+      throw new IllegalStateException(name() + ": the server jar has no --durability (a build from before the"
+          + " storage layer): only row iqstream can run it");
+    }
+  }
+
+  /** Whether {@code jar}'s {@code serve --help} names {@code flag}. */
+  static boolean helpNames(Path jar, String flag) throws java.io.IOException {
+    Process p = new ProcessBuilder(ProcessHandle.current().info().command().orElse("java"), "-jar", jar.toString(),
+        "serve", "--help").redirectErrorStream(true).start();
+    String help = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    try {
+      p.waitFor();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new java.io.IOException("interrupted reading " + jar + "'s --help", e);
+    }
+    return help.contains(flag + " ");
   }
 
   @Override
@@ -170,9 +210,14 @@ public final class IqStreamServer extends ProcessServer {
     cmd.addAll(jvmFlags);
     cmd.addAll(List.of("-jar", jar.toString(), "serve", "--host", "127.0.0.1", "--port", "0",
         "--jwt-secret", jwtSecret, "--workers", Integer.toString(workers)));
-    // every start its own data directory: streams of an earlier start are never recovered into a measurement
-    dataDir = Files.createTempDirectory("iqstream-bench-data");
-    cmd.addAll(List.of("--durability", onDisk ? "disk" : "memory", "--data-dir", dataDir.toString()));
+    if (knowsDurability) {
+      // every start its own data directory: streams of an earlier start are never recovered into a measurement
+      dataDir = Files.createTempDirectory("iqstream-bench-data");
+      cmd.addAll(List.of("--durability", onDisk ? "disk" : "memory", "--data-dir", dataDir.toString()));
+      if (fsync != null) {
+        cmd.addAll(List.of("--fsync", fsync));
+      }
+    }
     cmd.addAll(setup.serverArgs());
     process = ServerProcess.start(cmd, placement, null, line -> LISTENING.matcher(line).find());
     String line = process.awaitReady(60_000);
@@ -287,6 +332,9 @@ public final class IqStreamServer extends ProcessServer {
             + " (keep-alive, pipelined), the last with Stream-Closed; live SSE reads resumed from the last control"
             + " event's offset; a JWT per browser naming its run's stream"
             : "chunked NDJSON publish, SSE subscribe")
+        + (fsync != null ? "; streams on disk, --fsync " + fsync : durableStreams && onDisk
+            ? "; streams on disk, --fsync batch" : "")
+        + (knowsDurability ? "" : "; a build from before the storage layer (no --durability: runs in memory)")
         + (traced ? "; traces on (OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0.01),"
             + " OTLP/HTTP to a sink in the bench's JVM" : "") + (variant.isEmpty() ? "" : "; " + variant)
         + (transportInUse == null ? "" : "; ran on " + transportInUse) + "; JVM flags: "

@@ -72,4 +72,40 @@ class IqStreamServerTest {
       plain.close();
     }
   }
+
+  /**
+   * The fsync rows are the real server under that policy: the row's name says it, and the server's own start line
+   * says the policy it runs (the bench passes --fsync); the batch row passes none and the server runs its default.
+   * The jar's help is what tells a build with the storage layer from one before it.
+   */
+  @Test
+  @Timeout(120)
+  void theFsyncRowsRunTheServerUnderTheirPolicy() throws Exception {
+    Path repo = Path.of(System.getProperty("iqstream.repo", "..")).toAbsolutePath().normalize();
+    Path jar = IqStreamServer.defaultJar(repo);
+    if (!Files.isRegularFile(jar)) {
+      assertTrue(!"true".equals(System.getenv("CI")), "no server jar at " + jar + " (CI=true)");
+      Assumptions.abort("no server jar at " + jar);
+    }
+    assertTrue(IqStreamServer.helpNames(jar, "--durability"));
+    assertTrue(!IqStreamServer.helpNames(jar, "--no-such-flag"));
+    List<String> flags = IqStreamSetup.DEFAULT.jvmFlags("-Xmx256m");
+    for (String[] row : new String[][] {{"always", "iqstream-durable-always"}, {"never", "iqstream-durable-never"},
+        {null, "iqstream-durable-disk"}}) {
+      IqStreamServer server = row[0] == null
+          ? IqStreamServer.durableStreamsOnDisk(jar, IqStreamSetup.DEFAULT, flags)
+          : IqStreamServer.durableStreamsOnDisk(jar, IqStreamSetup.DEFAULT, flags, row[0]);
+      assertEquals(row[1], server.name());
+      try {
+        server.install();
+        server.start(Placement.NONE, 1, null);
+        String policy = row[0] == null ? "batch" : row[0];
+        String out = server.process.output();
+        assertTrue(out.contains("(--fsync " + policy + ","), out);
+        assertTrue(server.description().contains("--fsync " + policy), server.description());
+      } finally {
+        server.close();
+      }
+    }
+  }
 }
