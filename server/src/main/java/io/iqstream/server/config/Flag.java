@@ -93,7 +93,7 @@ public enum Flag {
     DISK_BUDGET("disk-budget", "", "what durable streams' files may take in --data-dir (e.g. 20g); past it a new "
             + "stream or an append is 507 and reads go on (default: what they take at start plus the file "
             + "system's free space, less 5% of its size and at least 64 MiB)"),
-    COLD_AFTER("cold-after", "10s", "with --durability disk: a durable stream idle this long (no read, write or "
+    COLD_AFTER("cold-after", "5s", "with --durability disk: a durable stream idle this long (no read, write or "
             + "live reader, no fork) drops its bytes from memory, kept by its file; its next request loads them back "
             + "first (0: every stream stays in memory)"),
     LOG_LEVEL("log-level", "info", "error, warn, info or debug (refused requests are logged at debug)"),
