@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.testing.Conditions;
 import io.iqstream.server.testing.LaunchedServer;
+import io.iqstream.server.testing.MetricValues;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.channels.FileChannel;
@@ -17,7 +18,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -29,7 +29,6 @@ import org.junit.jupiter.api.io.TempDir;
  * its ids and its thread's listing, for the rest of its retention. A damaged file is not served; the rest are.
  */
 class EndedRunsOnDiskTest {
-    private static final Pattern COUNTER = Pattern.compile("(?m)^(iqstream_[a-z_]+) (\\d+)");
 
     private static LaunchedServer start(Path dir, String... more) throws IOException {
         // no retry jitter: a stream's first line is then the same on every read, and reads compare byte for byte
@@ -64,13 +63,7 @@ class EndedRunsOnDiskTest {
     }
 
     private static long counter(LaunchedServer s, String name) throws Exception {
-        Matcher m = COUNTER.matcher(send("GET", s.base() + "/metrics", null).body());
-        while (m.find()) {
-            if (m.group(1).equals(name)) {
-                return Long.parseLong(m.group(2));
-            }
-        }
-        throw new AssertionError("no metric " + name);
+        return MetricValues.of(s.base(), name);
     }
 
     private static int listed(LaunchedServer s, String thread) throws Exception {

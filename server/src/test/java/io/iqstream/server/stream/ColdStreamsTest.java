@@ -8,13 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.iqstream.server.testing.Conditions;
 import io.iqstream.server.testing.DurableHttp;
 import io.iqstream.server.testing.LaunchedServer;
+import io.iqstream.server.testing.MetricValues;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.concurrent.CompletableFuture;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -27,7 +26,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ColdStreamsTest {
     private static final String TEXT = "text/plain";
-    private static final Pattern METRIC = Pattern.compile("(?m)^(iqstream_[a-z_]+) (\\d+)");
 
     private static LaunchedServer start(Path dir) throws IOException {
         return LaunchedServer.start("--durability", "disk", "--data-dir", dir.toString(), "--auth", "none",
@@ -35,13 +33,7 @@ class ColdStreamsTest {
     }
 
     private static long metric(LaunchedServer s, String name) throws Exception {
-        Matcher m = METRIC.matcher(send("GET", s.base() + "/metrics", null).body());
-        while (m.find()) {
-            if (m.group(1).equals(name)) {
-                return Long.parseLong(m.group(2));
-            }
-        }
-        throw new AssertionError("no metric " + name);
+        return MetricValues.of(s.base(), name);
     }
 
     /** Waits until {@code n} streams in all have gone cold, and no stream holds a byte in memory. */
