@@ -23,7 +23,8 @@ final class LingeringCloseHandler extends ChannelInboundHandlerAdapter {
     /** The longest a closing connection is held after its answer. */
     static final long LINGER_MS = 2_000;
 
-    private LingeringCloseHandler() {
+    /** Package-private for the test that drives it on a channel of its own. */
+    LingeringCloseHandler() {
     }
 
     /** Once {@code written} completes: shuts the output, discards input, closes within {@link #LINGER_MS}. */

@@ -24,14 +24,14 @@ import org.junit.jupiter.api.Test;
  * The server in its own JVM, started as the launcher starts it ({@link LaunchedServer}: the launcher's JVM flags,
  * heap and direct memory from {@link MemoryPlan} for a 6 MiB budget, leak detection paranoid), flooded with runs
  * and large events: it refuses with 503 + Retry-After (counted apart from connections cut mid-body, and required)
- * instead of dying, never leaves a flood publish unanswered (a client timeout is counted apart and fails), counts the refusals in {@code iqstream_refusals_total{reason="over_budget"}}, stays
- * responsive, finishes the runs it admitted before the flood, admits again once memory returns, and never prints
- * an {@code OutOfMemoryError}, an {@code OutOfDirectMemoryError} or a {@code LEAK:} report.
+ * instead of dying, never leaves a flood publish unanswered (a client timeout is counted apart and fails), counts
+ * the refusals in {@code iqstream_refusals_total{reason="over_budget"}}, answers every {@code /healthz} beside
+ * the flood (counted, never timed), finishes the runs it admitted before the flood, admits again once memory
+ * returns, and never prints an {@code OutOfMemoryError}, an {@code OutOfDirectMemoryError} or a {@code LEAK:} report.
  */
 class MemoryPressureTest {
     private static final int EARLY_RUNS = 5;
     private static final int EARLY_EVENTS = 120;
-    private static final long HEALTHZ_BOUND_MS = 5_000;
     private static final Pattern OVER_BUDGET = Pattern.compile(
             "(?m)^iqstream_refusals_total\\{reason=\"over_budget\"\\} (\\d+)");
 
@@ -59,6 +59,7 @@ class MemoryPressureTest {
             List<String> otherAnswers = java.util.Collections.synchronizedList(new ArrayList<>());
             AtomicInteger refusedWithoutRetryAfter = new AtomicInteger();
             AtomicInteger floodRun = new AtomicInteger();
+            AtomicInteger floodAnswered = new AtomicInteger();
             // random text: the log's packing cannot shrink it, so the flood really fills the budget
             java.util.Random rnd = new java.util.Random(1);
             StringBuilder noise = new StringBuilder(200_000);
@@ -82,6 +83,7 @@ class MemoryPressureTest {
                             } else if (r.statusCode() != 200) {
                                 otherAnswers.add(r.statusCode() + " " + r.body());
                             }
+                            floodAnswered.incrementAndGet();
                         } catch (java.net.http.HttpTimeoutException e) {
                             // no answer within the client's 20 s: a server that hangs a refused request, not a cut
                             timedOut.incrementAndGet();
@@ -93,15 +95,27 @@ class MemoryPressureTest {
                     return null;
                 });
             }
+            // /healthz asked every 20 events while the flood runs: each answered 200 (the client gives up after its
+            // 20 s, a liveness bound), and flood publishes answered between the first and the last probe (ordering: the
+            // probes were served beside the flood, not after it). The time each took is printed, never asserted: a
+            // busy machine moves it, and latency under load is the benchmark's
             long worstHealthMs = 0;
+            int healthz = 0;
+            int floodAtFirstHealthz = -1;
+            int floodAtLastHealthz = -1;
             for (int i = 1; i < EARLY_EVENTS; i++) {
                 for (ChunkedPublisher pub : early) {
                     pub.send("{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"m\",\"delta\":\"token-" + i + "\"}\n");
                 }
                 if (i % 20 == 0) {
                     long t0 = System.nanoTime();
-                    assertEquals(200, Http.get(base + "/healthz").statusCode());
+                    assertEquals(200, Http.get(base + "/healthz").statusCode(), "/healthz under the flood");
                     worstHealthMs = Math.max(worstHealthMs, (System.nanoTime() - t0) / 1_000_000);
+                    healthz++;
+                    floodAtLastHealthz = floodAnswered.get();
+                    if (floodAtFirstHealthz < 0) {
+                        floodAtFirstHealthz = floodAtLastHealthz;
+                    }
                 }
                 Thread.sleep(10);
             }
@@ -123,10 +137,14 @@ class MemoryPressureTest {
             assertEquals(0, timedOut.get(), "a flood publish went unanswered for 20 s (a hang, not a cut mid-body; "
                     + refused503 + " 503s, " + cutMidBody + " cut) " + server.output());
             assertEquals(List.of(), otherAnswers, "a flood publish is answered 200 or 503 over_budget, nothing else");
-            // a liveness bound, not a speed figure: the server runs with the paranoid leak detector (a stack trace
-            // per buffer access) on a shared CI machine; a server stuck in GC or wedged by the flood misses it
-            assertTrue(worstHealthMs < HEALTHZ_BOUND_MS, "healthz answered every time within " + HEALTHZ_BOUND_MS
-                    + " ms (worst " + worstHealthMs + " ms)");
+            System.out.println("memory pressure: " + healthz + " /healthz answered under the flood, worst "
+                    + worstHealthMs + " ms (printed, not asserted); flood answers " + floodAnswered + " ("
+                    + refused503 + " 503), " + (floodAtLastHealthz - floodAtFirstHealthz) + " between the first and"
+                    + " the last /healthz");
+            assertEquals((EARLY_EVENTS - 1) / 20, healthz, "every /healthz under the flood answered 200");
+            assertTrue(floodAtLastHealthz > floodAtFirstHealthz, "flood publishes were answered between the first"
+                    + " and the last /healthz (" + floodAtFirstHealthz + " then " + floodAtLastHealthz + "): the"
+                    + " probes were served beside the flood");
             assertTrue(server.isAlive(), "the server is alive");
             // memory returns after retention: a new run is admitted again
             long deadline = System.nanoTime() + 15_000_000_000L;

@@ -3,8 +3,8 @@ package io.iqstream.server.hostile;
 /**
  * The span of one attack: {@link HealthWatch} probing throughout (/healthz and each worker) and, where asked, an
  * {@link HonestRun} streaming beside it. {@link #assertSurvived} checks what every hostile test must end with: the
- * honest run delivered whole, /healthz under a second and every worker answering within
- * {@link HealthWatch#WORKER_LIMIT_MS} all along, no out-of-memory line, the process alive.
+ * honest run delivered whole, every /healthz and worker probe answered with its status all along (and a whole round
+ * of them after the attack), no out-of-memory line, the process alive.
  * Confined to the test's thread.
  */
 final class AttackWindow implements AutoCloseable {
