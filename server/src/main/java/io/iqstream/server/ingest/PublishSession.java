@@ -349,6 +349,7 @@ public final class PublishSession implements EventSink {
     /** The connection closed. Before the body's end, the publisher is lost. */
     public void onClosed() {
         if (!finished) {
+            finished = true; // nothing is fed to the released splitter after this
             detach();
             registry.publisherLost(run);
             RequestSpans.publishEnded(ctx.channel(), run, position, "publisher_lost");
@@ -419,7 +420,9 @@ public final class PublishSession implements EventSink {
         }
         AppendOutcome outcome = registry.append(run, json, check == EventCheck.OK_TERMINAL);
         return switch (outcome) {
-            case APPENDED, APPENDED_TERMINAL -> true;
+            // false when the append ended this session meanwhile (a stop, a refusal): its splitter is released, and
+            // going on would hold the rest of the chunk in a buffer nobody releases
+            case APPENDED, APPENDED_TERMINAL -> !finished;
             case RUN_ENDED -> fail(Refusal.RUN_ENDED, null, HttpResponseStatus.CONFLICT,
                     "run " + run.id() + " has ended; no event is taken after its end (AG-UI: RUN_FINISHED or "
                             + "RUN_ERROR; UI message stream: [DONE])");
