@@ -5,6 +5,7 @@ import io.iqstream.server.run.ProducerLedger;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * One durable stream as the protocol sees it: its configuration (content type, TTL or expiry, fork source),
@@ -57,7 +58,7 @@ public final class DurableStream {
     /** The tail when the stream went cold: what loading its file must give back (owner). */
     long coldTail;
     /** Requests waiting for the stream's file to be loaded, or null when no load is under way (owner). */
-    List<java.util.function.Consumer<DurableStreams.Load>> loading;
+    List<Consumer<DurableStreams.Load>> loading;
     /** Live reads (long-poll or SSE) of this stream going on (owner): a stream read live never goes cold. */
     int liveReads;
     /** The idempotent producers' epochs and sequence numbers, and the closing append. */

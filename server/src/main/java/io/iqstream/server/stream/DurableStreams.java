@@ -7,12 +7,16 @@ import io.iqstream.server.storage.RecordFile;
 import io.iqstream.server.storage.StreamStore;
 import io.iqstream.server.worker.Workers;
 import java.io.IOException;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoop;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -301,7 +305,7 @@ public final class DurableStreams {
      * Recovers the streams of the store's data directory (see {@link StreamRecovery}); at start, before serving.
      * Returns how many; nothing with no store.
      */
-    public int recover(io.netty.buffer.ByteBufAllocator alloc) throws IOException {
+    public int recover(ByteBufAllocator alloc) throws IOException {
         return store == null ? 0 : StreamRecovery.recover(this, store, metrics, alloc);
     }
 
@@ -427,7 +431,7 @@ public final class DurableStreams {
             s.cold = false;
             return;
         }
-        ByteLog empty = new ByteLog(io.netty.buffer.ByteBufAllocator.DEFAULT);
+        ByteLog empty = new ByteLog(ByteBufAllocator.DEFAULT);
         empty.retireIfUnheld();
         s.coldTail = warm.tail();
         s.log = empty;
@@ -464,7 +468,7 @@ public final class DurableStreams {
      * {@code then}, on {@code s}'s owner worker. Requests that come while it loads wait for the same load. At once
      * when the stream is not cold. On {@code s}'s owner worker.
      */
-    void load(DurableStream s, io.netty.buffer.ByteBufAllocator alloc, java.util.function.Consumer<Load> then) {
+    void load(DurableStream s, ByteBufAllocator alloc, Consumer<Load> then) {
         if (!s.cold) {
             then.accept(Load.READY);
             return;
@@ -477,25 +481,25 @@ public final class DurableStreams {
         s.loading.add(then);
         store.writer(ownerOf(s.path)).read(store.directory().streamFile(s.path), (bytes, failure) -> {
             Load result = failure != null ? failedLoad(s, failure.toString()) : fill(s, alloc, bytes);
-            List<java.util.function.Consumer<Load>> waiting = s.loading;
+            List<Consumer<Load>> waiting = s.loading;
             s.loading = null;
-            for (java.util.function.Consumer<Load> w : waiting) {
+            for (Consumer<Load> w : waiting) {
                 w.accept(result);
             }
         });
     }
 
     /** Makes a cold stream's log again from its file's records; READY once its bytes are in memory. */
-    private Load fill(DurableStream s, io.netty.buffer.ByteBufAllocator alloc, byte[] bytes) {
+    private Load fill(DurableStream s, ByteBufAllocator alloc, byte[] bytes) {
         if (!s.cold || streams.get(s.path) != s) {
             return Load.READY; // freed while it loaded (deleted, expired): the request answers 404 itself
         }
         ByteLog log = new ByteLog(alloc);
         long charge = 0;
         long held = 0;
-        List<java.nio.ByteBuffer> records = RecordFile.parse(bytes).payloads();
+        List<ByteBuffer> records = RecordFile.parse(bytes).payloads();
         for (int i = 1; i < records.size(); i++) { // the first is the stream's creation
-            java.nio.ByteBuffer p = records.get(i);
+            ByteBuffer p = records.get(i);
             if (StreamRecords.kind(p) != StreamRecords.APPEND) {
                 continue;
             }
@@ -506,7 +510,7 @@ public final class DurableStreams {
             }
             if (a.data() != null) {
                 charge += log.chargeFor(a.data().length);
-                log.appendCommitted(io.netty.buffer.Unpooled.wrappedBuffer(a.data()));
+                log.appendCommitted(Unpooled.wrappedBuffer(a.data()));
                 held += a.data().length;
             }
         }
