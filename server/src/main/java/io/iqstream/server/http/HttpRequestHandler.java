@@ -64,9 +64,10 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
 
     private final ServerContext server;
     private final RequestTimeoutHandler timeouts;
-    private final ChunkedBodyReader body;
+    /** Package-private: {@link AnswerOrder} reads it (through the handler, so it holds no copy per connection). */
+    final ChunkedBodyReader body;
     private final HttpReplies replies;
-    private final Metrics metrics;
+    final Metrics metrics;
     /** A live reader waits on this connection ({@link #readerWaiting}); its request path is out while it does. */
     private boolean readerWaits;
     private boolean requestPathDropped;
@@ -90,7 +91,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
     /** The request being served carried a verified peer header: served here, never relayed. */
     private boolean fromPeer;
 
-    private ChannelHandlerContext ctx;
+    ChannelHandlerContext ctx;
 
     /**
      * @param timeouts the connection's timers, which also know when the request now served began to arrive
@@ -107,7 +108,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
     @Override
     public void handlerAdded(ChannelHandlerContext context) {
         this.ctx = context;
-        this.order = new AnswerOrder(context, body, metrics, msg -> dispatch(context, msg), this::caughtUp);
+        this.order = new AnswerOrder(this);
     }
 
     @Override
@@ -132,7 +133,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
         }
     }
 
-    private void dispatch(ChannelHandlerContext ctx, Object msg) {
+    void dispatch(ChannelHandlerContext ctx, Object msg) {
         if (failed) {
             ReferenceCountUtil.release(msg);
             return;
@@ -465,7 +466,7 @@ public final class HttpRequestHandler extends ChannelInboundHandlerAdapter
     }
 
     /** Every held message is served and nothing waits: the route reading a body gets its read-complete. */
-    private void caughtUp() {
+    void caughtUp() {
         if (publish != null) {
             publish.onReadComplete();
         }
