@@ -100,10 +100,7 @@ public final class Forwarder {
         }
         if (!membership.settled()) {
             // just started: until every peer answered once, a run created here could be one that another node owns
-            metrics.failed(ClusterMetrics.Failure.LOOKUP);
-            replies.error(ctx, request, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
-                    "this node has not heard from all its peers yet; retry", false);
-            return Relay.ANSWERED;
+            return notSettled(ctx, request);
         }
         int q = request.uri().indexOf('?');
         String locateTarget = "/v1/runs/" + runId + (q < 0 ? "" : request.uri().substring(q));
@@ -165,10 +162,7 @@ public final class Forwarder {
             return null;
         }
         if (!membership.settled()) {
-            metrics.failed(ClusterMetrics.Failure.LOOKUP);
-            replies.error(ctx, request, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
-                    "this node has not heard from all its peers yet; retry", false);
-            return Relay.ANSWERED;
+            return notSettled(ctx, request);
         }
         // no credentials: a peer answers a verified peer's stream lookup before its token check (answerLocate)
         Lookup lookup = new Lookup(ctx, request, path, "stream " + path, rawPath, List.of(), heldHere, null,
@@ -177,6 +171,14 @@ public final class Forwarder {
             lookup.forkOf(forkSource, holds);
         }
         return lookup.start();
+    }
+
+    /** 503 {@code peer_unavailable}: this node has not heard from every peer yet, so it cannot tell who holds it. */
+    private Relay notSettled(ChannelHandlerContext ctx, HttpRequest request) {
+        metrics.failed(ClusterMetrics.Failure.LOOKUP);
+        replies.error(ctx, request, "peer_unavailable", HttpResponseStatus.SERVICE_UNAVAILABLE,
+                "this node has not heard from all its peers yet; retry", false);
+        return Relay.ANSWERED;
     }
 
     /** When a read that may wait for its run stops waiting; 0 for a request that does not wait. */

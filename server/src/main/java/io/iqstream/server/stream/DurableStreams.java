@@ -68,6 +68,18 @@ public final class DurableStreams {
     /** {@code --cold-after}: on disk, a stream idle this long keeps its bytes in its file only; 0: never. */
     private final long coldAfterMs;
 
+    /**
+     * The log of every cold stream: empty and retired (no fork can take a hold on it), shared since nothing is ever
+     * appended to it; its release, when a cold stream is freed, gives back nothing.
+     */
+    private static final ByteLog COLD_LOG = retiredEmptyLog();
+
+    private static ByteLog retiredEmptyLog() {
+        ByteLog log = new ByteLog(ByteBufAllocator.DEFAULT);
+        log.retireIfUnheld();
+        return log;
+    }
+
     /** What loading a cold stream's file gave the requests waiting for it. */
     enum Load {
         /** The stream's bytes are in memory again (or it is gone: the request finds that itself). */
@@ -431,10 +443,8 @@ public final class DurableStreams {
             s.cold = false;
             return;
         }
-        ByteLog empty = new ByteLog(ByteBufAllocator.DEFAULT);
-        empty.retireIfUnheld();
         s.coldTail = warm.tail();
-        s.log = empty;
+        s.log = COLD_LOG;
         long bytes = warm.release();
         budget.release(s.chargedBytes);
         s.chargedBytes = 0;
