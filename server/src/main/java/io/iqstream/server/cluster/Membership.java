@@ -341,7 +341,6 @@ public final class Membership implements AutoCloseable {
         List<Member> ready = new ArrayList<>(readyIn);
         ready.sort(null);
         View old = view;
-        settled |= definitive;
         View next = new View(self, List.copyOf(ready), Set.copyOf(aliveIn), Set.copyOf(suspected), Set.copyOf(down));
         int differ = 0;
         for (String v : peerViews.values()) {
@@ -359,11 +358,14 @@ public final class Membership implements AutoCloseable {
             if (!old.suspected().equals(next.suspected()) || !old.down().equals(next.down())) {
                 view = next;
             }
-            return;
+        } else {
+            view = next;
+            metrics.viewChanged();
+            LOG.info("cluster view: ready {}, alive {}", ready, new TreeSet<>(aliveIn));
         }
-        view = next;
-        metrics.viewChanged();
-        LOG.info("cluster view: ready {}, alive {}", ready, new TreeSet<>(aliveIn));
+        // after the view it settles on: a request that finds this node settled must find that view, never the
+        // view of a node alone it starts with (under which every path not held here would be served here: a 404)
+        settled |= definitive;
     }
 
     @Override

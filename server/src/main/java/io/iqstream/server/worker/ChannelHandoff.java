@@ -26,7 +26,8 @@ public final class ChannelHandoff {
      * runs {@code onFailed} (on the loop that saw the failure; the connection is on no other), an exception from
      * {@code onArrived} goes to the pipeline's {@code exceptionCaught}. A connection closed while it is between
      * loops (a reset read on the old loop after the deregistration was queued) cannot be registered again, and
-     * its pipeline never sees {@code channelInactive}: {@code onFailed} is where the caller releases what it holds.
+     * Netty gives its pipeline no {@code channelInactive}: {@code onFailed} runs, then the move fires it on the new
+     * loop, so every handler (the HTTP codec's partial request included) releases what it holds.
      */
     @SuppressWarnings("deprecation")
     public static void moveTo(Channel channel, EventLoop target, Runnable onArrived, Runnable onFailed) {
@@ -41,8 +42,13 @@ public final class ChannelHandoff {
             // through the pipeline there and the codec's buffers are released
             target.register(channel).addListener(registered -> {
                 if (!registered.isSuccess()) {
-                    channel.unsafe().closeForcibly();
+                    // closed while on no loop, or refused by a loop shutting down: closed here (its unsent writes
+                    // released; a no-op if it was closed), but Netty fires no channelInactive for a channel on no
+                    // loop, so the pipeline gets it here, on the loop the channel names, and its decoders release
+                    // what they hold (the HTTP codec's bytes of a request begun)
+                    channel.unsafe().close(channel.unsafe().voidPromise());
                     onFailed.run();
+                    channel.pipeline().fireChannelInactive();
                     return;
                 }
                 try {
