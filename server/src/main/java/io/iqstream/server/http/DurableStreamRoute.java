@@ -183,8 +183,15 @@ final class DurableStreamRoute {
         }
         live = StreamExchange.serve(settings, ctx, request, target.path(), body, target.parameters("offset"),
                 target.parameter("live"), target.parameter("cursor"), keepAlive, sourceReadable);
-        // released by serve (an append's bytes are charged to its stream now); a parked live reader holds none
-        releaseCharge();
+        // released by serve (an append's bytes are charged to its stream now); a parked live reader holds none; a
+        // request on a cold stream holds its body while the stream's file is read, so it stays charged till then
+        if (live != null && chargedBytes > 0) {
+            long held = chargedBytes;
+            chargedBytes = 0;
+            live.whenBodyReleased(() -> budget.releaseBody(held));
+        } else {
+            releaseCharge();
+        }
         body = null;
         request = null;
         target = null;

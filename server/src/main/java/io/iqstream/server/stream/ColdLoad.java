@@ -31,6 +31,8 @@ final class ColdLoad implements StreamAnswer {
     private final boolean sourceReadable;
     /** The request's body, held (retained) until it is served. */
     private ByteBuf body;
+    /** Gives back the body's budget charge once the body is served or released ({@link #whenBodyReleased}). */
+    private Runnable bodyReleased;
     /** The answer the request became once loaded; null while loading, and once answered. */
     private StreamAnswer served;
     private boolean loading = true;
@@ -79,6 +81,18 @@ final class ColdLoad implements StreamAnswer {
 
     private void loaded(DurableStreams.Load result) {
         loading = false;
+        try {
+            serveLoaded(result);
+        } finally {
+            Runnable release = bodyReleased;
+            bodyReleased = null;
+            if (release != null) {
+                release.run();
+            }
+        }
+    }
+
+    private void serveLoaded(DurableStreams.Load result) {
         ByteBuf b = body;
         body = null;
         if (closed) {
@@ -152,6 +166,15 @@ final class ColdLoad implements StreamAnswer {
             served.cutAfterLagMs(lagMs);
         } else {
             cutAfterLagMs = lagMs;
+        }
+    }
+
+    @Override
+    public void whenBodyReleased(Runnable release) {
+        if (body == null) {
+            release.run();
+        } else {
+            bodyReleased = release; // the body stays charged while the file is read
         }
     }
 

@@ -37,4 +37,13 @@ public interface StreamAnswer {
     /** The connection's writability changed: a live read writes on or stops; nothing for other answers. */
     default void writabilityChanged() {
     }
+
+    /**
+     * Runs {@code release} (which gives back the request body's budget charge) once this answer holds the body no
+     * more: at once for an answer that never held it, after the load for a request on a cold stream ({@link
+     * ColdLoad}), which holds the body while the stream's file is read.
+     */
+    default void whenBodyReleased(Runnable release) {
+        release.run();
+    }
 }

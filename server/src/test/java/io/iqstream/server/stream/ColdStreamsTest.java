@@ -10,10 +10,13 @@ import io.iqstream.server.testing.DurableHttp;
 import io.iqstream.server.testing.LaunchedServer;
 import io.iqstream.server.testing.MetricValues;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -171,6 +174,60 @@ class ColdStreamsTest {
             assertEquals("data:second;", data.toString());
             assertEquals(loaded, metric(s, "iqstream_durable_streams_loaded_total"), "nothing loaded");
             sse.body().close();
+        }
+    }
+
+    /**
+     * A request on a cold stream holds its body while the stream's file is read, and the body stays charged to the
+     * budget until the request is served: a client cannot make the server hold bodies it does not count by sending
+     * them to cold streams. The load is held open on a real file system: the stream's file is swapped for a named
+     * pipe, which the storage thread's read waits on until the test writes the file's bytes into it. One worker, so
+     * the metrics answered after the read began are answered after the request was handed to the load.
+     */
+    @Test
+    void aBodyWaitingForAColdStreamsLoadStaysCharged(@TempDir Path dir) throws Exception {
+        try (LaunchedServer s = LaunchedServer.start("--durability", "disk", "--data-dir", dir.toString(), "--auth",
+                "none", "--durable-streams-open", "true", "--cold-after", "1s", "--workers", "1")) {
+            String url = s.base() + "/v1/stream/cold/held";
+            assertEquals(201, send("PUT", url, null, "Content-Type", TEXT).statusCode());
+            assertEquals(204, send("POST", url, "one,", "Content-Type", TEXT).statusCode());
+            awaitCold(s, 1);
+            Path file;
+            try (Stream<Path> files = Files.list(dir.resolve("streams"))) {
+                file = files.filter(Files::isRegularFile).findFirst().orElseThrow();
+            }
+            Path aside = dir.resolve("held.aside");
+            Files.move(file, aside);
+            Process mkfifo = new ProcessBuilder("mkfifo", file.toString()).inheritIO().start();
+            assertEquals(0, mkfifo.waitFor(), "mkfifo");
+            long used0 = metric(s, "iqstream_memory_used_bytes");
+            String body = "b".repeat(512 * 1024);
+            // a JSON body on a text stream: once loaded it is refused (409), so nothing is written to the pipe
+            CompletableFuture<HttpResponse<String>> post = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return send("POST", url, body, "Content-Type", "application/json");
+                } catch (IOException | InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            try (OutputStream pipe = Files.newOutputStream(file)) { // opens once the load's read has opened it
+                long during = metric(s, "iqstream_memory_used_bytes") - used0;
+                assertTrue(during >= body.length(), "the body stays charged while the stream loads: "
+                        + during + " bytes more than before, the body " + body.length());
+                pipe.write(Files.readAllBytes(aside));
+            }
+            HttpResponse<String> r = post.get(30, TimeUnit.SECONDS);
+            assertEquals(409, r.statusCode(), r.body());
+            Files.delete(file);
+            Files.move(aside, file);
+            Conditions.await("the body's charge given back", 30_000, () -> {
+                try {
+                    return metric(s, "iqstream_memory_used_bytes") - used0 < body.length();
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            });
+            assertEquals("one,", send("GET", url + "?offset=-1", null).body());
         }
     }
 }
