@@ -53,14 +53,15 @@ public final class RunSpill {
     /**
      * Queues the ended, sealed {@code run}'s file; {@code written} gets the outcome on the loop (null: durable
      * under {@code --fsync}). False, and nothing queued, when it cannot be written now: the disk budget is spent,
-     * the writer's queue is full, or a packed segment cannot be unpacked within the memory budget. The run then stays in memory, as under
+     * the writer's queue is full, the run has no event, or a packed segment cannot be unpacked within the memory
+     * budget. The run then stays in memory, as under
      * {@code --durability memory}.
      */
     boolean write(Run run, StoreWriter.Outcome written) {
-        if (diskFull.getAsBoolean() || !writer.hasRoom()) {
-            return false;
-        }
         RunLog log = run.log();
+        if (diskFull.getAsBoolean() || !writer.hasRoom() || log.size() == 0) {
+            return false; // a run without events has no frames record to write (a record is never empty)
+        }
         ByteArrayOutputStream frames = new ByteArrayOutputStream((int) Math.min(log.frameBytes(), 1 << 26));
         long id = 1;
         while (id <= log.size()) {

@@ -12,9 +12,12 @@ import java.util.zip.CRC32C;
 
 /**
  * The format of a file of records: each record is its payload's length (4 bytes, big-endian), the CRC-32C of the
- * payload (4 bytes) and the payload. Nothing else: no header, no index. A file is only ever appended to, so a crash
- * can leave at most one partial record, at its end; reading stops at the first record that is short or whose
- * checksum does not match, and {@link #recover} cuts the file back to the last whole record.
+ * payload (4 bytes) and the payload, which is never empty. Nothing else: no header, no index. A file is only ever
+ * appended to, so a crash can leave at most one partial record, at its end, or a tail of zeros (a file system that
+ * made the file longer before its data reached the disk); reading stops at the first record that is short, empty
+ * or whose checksum does not match, and {@link #recover} cuts the file back to the last whole record. (An empty
+ * payload's checksum is 0: were empty records allowed, eight zero bytes would be one, and a zero-filled tail would
+ * read as hundreds of them.)
  *
  * <p>Why by hand and not an embedded engine: a stream's file is exactly the appends it acknowledged, in order, and
  * recovery is a scan that keeps the whole ones — Kafka's and Electric's segment files, with no compaction, no
@@ -30,8 +33,11 @@ public final class RecordFile {
 
     private RecordFile() {}
 
-    /** {@code payload} as a record: length, checksum, bytes. */
+    /** {@code payload} as a record: length, checksum, bytes. The payload is not empty. */
     public static byte[] frame(byte[] payload) {
+        if (payload.length == 0) {
+            throw new IllegalArgumentException("a record's payload is never empty (eight zero bytes are no record)");
+        }
         byte[] out = new byte[HEADER_BYTES + payload.length];
         ByteBuffer b = ByteBuffer.wrap(out);
         b.putInt(payload.length);
@@ -57,7 +63,7 @@ public final class RecordFile {
             ByteBuffer head = ByteBuffer.wrap(bytes, at, HEADER_BYTES);
             int length = head.getInt();
             int sum = head.getInt();
-            if (length < 0 || length > MAX_PAYLOAD_BYTES || length > bytes.length - at - HEADER_BYTES
+            if (length <= 0 || length > MAX_PAYLOAD_BYTES || length > bytes.length - at - HEADER_BYTES
                     || crc(bytes, at + HEADER_BYTES, length) != sum) {
                 break;
             }

@@ -25,20 +25,27 @@ class RecordFileFuzzTest {
         assertTrue(sum == r.wholeBytes());
     }
 
-    /** Records written, then a torn tail of any bytes: every whole record is read back exactly. */
+    /** Records written, then a torn tail (part of a record, or zeros): every whole record is read back exactly. */
     @FuzzTest
     void wholeRecordsSurviveAnyTornTail(FuzzedDataProvider data) {
         List<byte[]> written = new ArrayList<>();
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         int n = data.consumeInt(0, 20);
         for (int i = 0; i < n; i++) {
-            byte[] p = data.consumeBytes(data.consumeInt(0, 200));
+            byte[] p = data.consumeBytes(data.consumeInt(1, 200));
+            if (p.length == 0) {
+                p = new byte[] {(byte) i}; // the data ran out: a record's payload is never empty
+            }
             written.add(p);
             out.writeBytes(RecordFile.frame(p));
         }
         byte[] frame = n > 0 ? RecordFile.frame(written.get(n - 1)) : new byte[0];
         int keep = frame.length == 0 ? 0 : data.consumeInt(0, frame.length - 1);
-        out.writeBytes(java.util.Arrays.copyOf(frame, keep)); // a partial copy of a record: what a crash leaves
+        if (data.consumeBoolean()) {
+            out.writeBytes(java.util.Arrays.copyOf(frame, keep)); // a partial copy of a record: what a crash leaves
+        } else {
+            out.writeBytes(new byte[data.consumeInt(0, 8192)]); // or zeros: a file made longer than what was written
+        }
         RecordFile.Records r = RecordFile.parse(out.toByteArray());
         assertTrue(r.payloads().size() == n, "every whole record, and not the torn one");
         for (int i = 0; i < n; i++) {

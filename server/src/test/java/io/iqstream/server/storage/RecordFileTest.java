@@ -2,6 +2,7 @@ package io.iqstream.server.storage;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
@@ -22,7 +23,7 @@ class RecordFileTest {
     private static List<byte[]> payloads(Random random, int n) {
         List<byte[]> out = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            byte[] p = new byte[random.nextInt(i % 7 == 0 ? 3000 : 40)];
+            byte[] p = new byte[1 + random.nextInt(i % 7 == 0 ? 3000 : 40)];
             random.nextBytes(p);
             out.add(p);
         }
@@ -76,6 +77,23 @@ class RecordFileTest {
             }
             assertEquals(record, r.payloads().size(), "a byte flipped at " + at + " (in record " + record + ")");
         }
+    }
+
+    /**
+     * A tail of zeros (a file system that made the file longer before its data reached the disk) is no record: an
+     * empty payload's checksum is 0, so records are never empty and eight zero bytes end the file as a torn tail.
+     */
+    @Test
+    void aTailOfZerosEndsTheFileAndNoRecordIsEmpty() {
+        List<Integer> ends = new ArrayList<>();
+        byte[] whole = file(payloads(new Random(5), 4), ends);
+        for (int zeros : new int[] {8, 9, 4096}) {
+            byte[] padded = java.util.Arrays.copyOf(whole, whole.length + zeros);
+            RecordFile.Records r = RecordFile.parse(padded);
+            assertEquals(4, r.payloads().size(), zeros + " zeros after the records");
+            assertEquals(whole.length, r.wholeBytes(), zeros + " zeros after the records");
+        }
+        assertThrows(IllegalArgumentException.class, () -> RecordFile.frame(new byte[0]));
     }
 
     @Test

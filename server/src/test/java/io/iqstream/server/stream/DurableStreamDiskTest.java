@@ -279,6 +279,42 @@ class DurableStreamDiskTest {
         }
     }
 
+    /**
+     * A crash can leave a file longer than what was written to it, the rest zeros (a file system that made the file
+     * longer before its data reached the disk): eight zero bytes are no record (no record is empty), so the zeros
+     * are cut as a torn tail and the stream served and appended to as before.
+     */
+    @Test
+    void aZeroFilledTailIsCutAsATornOne(@TempDir Path dir) throws Exception {
+        String path = "/v1/stream/zeros/s";
+        try (LaunchedServer server = start(dir)) {
+            assertEquals(201, send("PUT", server.base() + path, null, "Content-Type", TEXT).statusCode());
+            for (int i = 0; i < 5; i++) {
+                assertEquals(204, send("POST", server.base() + path, "<" + i + ">", "Content-Type", TEXT)
+                        .statusCode());
+            }
+            server.sigkill();
+        }
+        Path file;
+        try (Stream<Path> files = Files.list(dir.resolve("streams"))) {
+            file = files.findFirst().orElseThrow();
+        }
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.APPEND)) {
+            ch.write(java.nio.ByteBuffer.allocate(4096));
+        }
+        try (LaunchedServer server = start(dir)) {
+            String url = server.base() + path;
+            HttpResponse<String> r = send("GET", url + "?offset=-1", null);
+            assertEquals(200, r.statusCode(), r.body());
+            assertEquals(expected(5), r.body());
+            String metrics = send("GET", server.base() + "/metrics", null).body();
+            assertTrue(metrics.contains("\niqstream_durable_recovery_cut_bytes 4096\n"), "the zeros were cut: "
+                    + metrics.lines().filter(l -> l.contains("recovery")).toList());
+            assertEquals(204, send("POST", url, "<5>", "Content-Type", TEXT).statusCode());
+            assertEquals(expected(6), send("GET", url + "?offset=-1", null).body());
+        }
+    }
+
     private static String expected(int messages) {
         StringBuilder sb = new StringBuilder();
         for (int i = 0; i < messages; i++) {
