@@ -45,6 +45,7 @@ public final class Metrics {
     public final LongAdder durableStorageFailures = new LongAdder();
     public final LongAdder durableStreamsRecovered = new LongAdder();
     public final LongAdder durableRecoveryCutBytes = new LongAdder();
+    public final LongAdder durableStreamsDamaged = new LongAdder();
     public final LongAdder durableStreamsCold = new LongAdder();
     public final LongAdder durableStreamsLoaded = new LongAdder();
     /** The storage layer's figures, set once at start under --durability disk. */
@@ -178,8 +179,10 @@ public final class Metrics {
                 + " takes no write until a restart).", durableStorageFailures.sum());
         gauge(sb, "iqstream_durable_streams_recovered", "Durable streams recovered from the data directory at start.",
                 durableStreamsRecovered.sum());
-        gauge(sb, "iqstream_durable_recovery_cut_bytes", "Bytes of torn or corrupt record tails cut from stream files"
-                + " at start.", durableRecoveryCutBytes.sum());
+        gauge(sb, "iqstream_durable_recovery_cut_bytes", "Bytes of torn record tails (writes never acknowledged) cut"
+                + " from stream files at start.", durableRecoveryCutBytes.sum());
+        gauge(sb, "iqstream_durable_streams_damaged", "Stream files found damaged at start (left as they are; their"
+                + " streams answer 500 stream_damaged, the log says where).", durableStreamsDamaged.sum());
         gauge(sb, "iqstream_durable_recovery_ms", "How long recovering the data directory took at start.",
                 durableRecoveryMs);
         counter(sb, "iqstream_durable_streams_cold_total", "Durable streams that went cold (--cold-after): their bytes"

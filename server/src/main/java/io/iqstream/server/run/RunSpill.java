@@ -95,7 +95,11 @@ public final class RunSpill {
         for (RecordFile.Recovered f : dir.recoverRuns()) {
             String name = f.path().getFileName().toString();
             if (f.cutBytes() > 0) {
-                LOG.warn("run file {}: cut {} bytes of a torn or corrupt tail", name, f.cutBytes());
+                LOG.warn("run file {}: cut {} bytes of a torn tail", name, f.cutBytes());
+            }
+            if (f.damagedAt() >= 0) {
+                LOG.error("run file {}: damaged at byte {}; left in place, not served", name, f.damagedAt());
+                continue;
             }
             Saved saved;
             try {

@@ -156,6 +156,11 @@ final class Journal implements AutoCloseable {
                 LOG.warn("journal {}: cut {} bytes of a torn tail (a batch never acknowledged)", j.getFileName(),
                         r.cutBytes());
             }
+            if (r.damagedAt() >= 0) {
+                LOG.error("journal {}: damaged at byte {} (more data after a record that is not whole: not a crash's"
+                        + " torn tail); left as it is, the entries before it replayed, none after", j.getFileName(),
+                        r.damagedAt());
+            }
             for (ByteBuffer e : r.payloads()) {
                 byte kind = e.get();
                 byte[] name = new byte[e.getShort() & 0xffff];

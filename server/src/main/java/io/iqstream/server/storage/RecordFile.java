@@ -15,9 +15,13 @@ import java.util.zip.CRC32C;
  * payload (4 bytes) and the payload, which is never empty. Nothing else: no header, no index. A file is only ever
  * appended to, so a crash can leave at most one partial record, at its end, or a tail of zeros (a file system that
  * made the file longer before its data reached the disk); reading stops at the first record that is short, empty
- * or whose checksum does not match, and {@link #recover} cuts the file back to the last whole record. (An empty
- * payload's checksum is 0: were empty records allowed, eight zero bytes would be one, and a zero-filled tail would
- * read as hundreds of them.)
+ * or whose checksum does not match. What starts there is a <em>torn tail</em> when it is what a crash leaves — a
+ * record that runs to or past the file's end, or one followed only by zeros — and {@link #recover} cuts the file
+ * back to the last whole record; anything else (a bad record with more data after it: a flipped byte, a file
+ * overwritten) is <em>damage</em>, and the file is left as it is, for its owner to answer an error, never to serve
+ * part of it as if it were whole. (An empty payload's checksum is 0: were empty records allowed, eight zero bytes
+ * would be one, and a zero-filled tail would read as hundreds of them.) A flipped byte in the last record, or in a
+ * length that then points past the end, reads as a torn tail.
  *
  * <p>Why by hand and not an embedded engine: a stream's file is exactly the appends it acknowledged, in order, and
  * recovery is a scan that keeps the whole ones — Kafka's and Electric's segment files, with no compaction, no
@@ -52,8 +56,11 @@ public final class RecordFile {
         return (int) c.getValue();
     }
 
-    /** The whole records of a file's bytes, and where the last one ends. */
-    public record Records(List<ByteBuffer> payloads, int wholeBytes) {}
+    /**
+     * The whole records of a file's bytes, where the last one ends, and whether what follows is damage rather than a
+     * torn tail (nothing follows, or a crash's leftovers).
+     */
+    public record Records(List<ByteBuffer> payloads, int wholeBytes, boolean damaged) {}
 
     /** Parses {@code bytes}: every whole, checksummed record from the start, stopping at the first that is not. */
     public static Records parse(byte[] bytes) {
@@ -70,19 +77,44 @@ public final class RecordFile {
             payloads.add(ByteBuffer.wrap(bytes, at + HEADER_BYTES, length).slice());
             at += HEADER_BYTES + length;
         }
-        return new Records(payloads, at);
+        return new Records(payloads, at, !tornTail(bytes, at));
     }
 
-    /** What {@link #recover} found in one file. */
-    public record Recovered(Path path, List<ByteBuffer> payloads, long cutBytes) {}
+    /**
+     * Whether the bytes from {@code at} (where the whole records end) are what a crash leaves at the end of a file
+     * only ever appended to: nothing, part of a header, a record that runs to or past the end, or a record (of any
+     * length its header says, or a header alone when that length is not one) followed by zeros only.
+     */
+    private static boolean tornTail(byte[] bytes, int at) {
+        if (bytes.length - at < HEADER_BYTES) {
+            return true;
+        }
+        int length = ByteBuffer.wrap(bytes, at, 4).getInt();
+        long end = at + HEADER_BYTES + (length > 0 && length <= MAX_PAYLOAD_BYTES ? (long) length : 0);
+        for (long i = end; i < bytes.length; i++) {
+            if (bytes[(int) i] != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
 
     /**
-     * Reads the file's whole records and cuts it back to the last one (a torn or corrupt tail is never served);
-     * {@link Recovered#cutBytes} says how much was cut.
+     * What {@link #recover} found in one file: its whole records, the bytes of a torn tail it cut, and where damage
+     * starts ({@code -1}: none; the file was then not cut).
+     */
+    public record Recovered(Path path, List<ByteBuffer> payloads, long cutBytes, long damagedAt) {}
+
+    /**
+     * Reads the file's whole records and cuts it back to the last one when the rest is a torn tail (never served);
+     * {@link Recovered#cutBytes} says how much was cut. A damaged file is not cut: {@link Recovered#damagedAt}.
      */
     public static Recovered recover(Path file) throws IOException {
         byte[] bytes = Files.readAllBytes(file);
         Records r = parse(bytes);
+        if (r.damaged()) {
+            return new Recovered(file, r.payloads(), 0, r.wholeBytes());
+        }
         long cut = bytes.length - r.wholeBytes();
         if (cut > 0) {
             try (FileChannel ch = FileChannel.open(file, StandardOpenOption.WRITE)) {
@@ -90,6 +122,6 @@ public final class RecordFile {
                 ch.force(true);
             }
         }
-        return new Recovered(file, r.payloads(), cut);
+        return new Recovered(file, r.payloads(), cut, -1);
     }
 }

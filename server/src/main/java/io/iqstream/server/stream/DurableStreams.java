@@ -73,6 +73,8 @@ public final class DurableStreams {
      * appended to it; its release, when a cold stream is freed, gives back nothing.
      */
     private static final ByteLog COLD_LOG = retiredEmptyLog();
+    /** Stream files found damaged at start, by file name, with what is wrong ({@link #damaged}). */
+    private final java.util.Map<String, String> damagedFiles = new ConcurrentHashMap<>();
 
     private static ByteLog retiredEmptyLog() {
         ByteLog log = new ByteLog(ByteBufAllocator.DEFAULT);
@@ -218,7 +220,27 @@ public final class DurableStreams {
      * requests are answered here, 410 or 404 as the protocol has it). Any thread: what a cluster lookup asks.
      */
     public boolean holds(String path) {
-        return streams.containsKey(path);
+        return streams.containsKey(path) || damageOf(path) != null;
+    }
+
+    /**
+     * Marks the stream file {@code fileName} damaged (found so at start, {@link StreamRecovery}): its stream answers
+     * 500 with {@code reason}, and is held here for the cluster's lookups, so no node creates it again over its file.
+     */
+    void damaged(String fileName, String reason) {
+        damagedFiles.put(fileName, reason);
+        metrics.durableStreamsDamaged.increment();
+    }
+
+    /**
+     * What is wrong with {@code path}'s file when it was found damaged at start, else null; no cost while no file
+     * was (a path's file name is a hash, taken only then). Any thread.
+     */
+    public String damageOf(String path) {
+        if (damagedFiles.isEmpty() || store == null) {
+            return null;
+        }
+        return damagedFiles.get(store.directory().streamFile(path).getFileName().toString());
     }
 
     /**

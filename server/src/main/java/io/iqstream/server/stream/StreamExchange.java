@@ -80,6 +80,15 @@ public final class StreamExchange implements StreamAnswer {
     public static StreamAnswer serve(Settings settings, ChannelHandlerContext ctx, HttpRequest request, String path,
             ByteBuf body, List<String> offsets, String live, String cursor, boolean keepAlive,
             boolean sourceReadable) {
+        String damage = settings.streams().damageOf(path);
+        if (damage != null) {
+            try {
+                new StreamReply(settings, ctx, request, path, keepAlive).damaged(damage);
+            } finally {
+                body.release();
+            }
+            return null;
+        }
         DurableStream cold = settings.streams().coldFor(path,
                 request.method().equals(HttpMethod.PUT) && sourceReadable
                         ? request.headers().get(DurableStreamProtocol.FORKED_FROM) : null);

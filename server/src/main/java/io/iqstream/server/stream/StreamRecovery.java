@@ -44,8 +44,12 @@ final class StreamRecovery {
             String name = f.path().getFileName().toString();
             if (f.cutBytes() > 0) {
                 cut += f.cutBytes();
-                LOG.warn("stream file {}: cut {} bytes of a torn or corrupt tail (a write not acknowledged)", name,
+                LOG.warn("stream file {}: cut {} bytes of a torn tail (a write not acknowledged)", name,
                         f.cutBytes());
+            }
+            if (f.damagedAt() >= 0) {
+                damaged(streams, name, "a record at byte " + f.damagedAt() + " is not whole and more data follows it");
+                continue;
             }
             if (f.payloads().isEmpty()) {
                 continue;
@@ -53,8 +57,7 @@ final class StreamRecovery {
             StreamRecords.Create c = StreamRecords.kind(f.payloads().get(0)) == StreamRecords.CREATE
                     ? StreamRecords.readCreate(f.payloads().get(0)) : null;
             if (c == null) {
-                LOG.error("stream file {}: its first record is not a stream's creation; left in place, not served",
-                        name);
+                damaged(streams, name, "its first record is not a stream's creation");
                 continue;
             }
             byPath.put(c.path(), new Loaded(name, c, f.payloads().subList(1, f.payloads().size())));
@@ -78,8 +81,7 @@ final class StreamRecovery {
                 }
                 DurableStream parent = parentPath == null ? null : made.get(parentPath);
                 if (parentPath != null && parent == null) {
-                    LOG.error("stream file {}: the fork's source {} was not recovered; not served", l.file(),
-                            parentPath);
+                    damaged(streams, l.file(), "the fork's source " + parentPath + " was not recovered");
                     made.put(l.create().path(), null);
                     progress = true;
                     continue;
@@ -96,8 +98,8 @@ final class StreamRecovery {
         }
         for (Loaded l : byPath.values()) {
             if (!made.containsKey(l.create().path())) {
-                LOG.error("stream file {}: the fork's source {} is not in the data directory; not served", l.file(),
-                        l.create().parentPath());
+                damaged(streams, l.file(), "the fork's source " + l.create().parentPath()
+                        + " is not in the data directory");
             }
         }
         int n = 0;
@@ -117,13 +119,23 @@ final class StreamRecovery {
         return n;
     }
 
-    /** One stream from its records; null (logged) when a record does not parse. */
+    /**
+     * A stream file that cannot be served as it is: logged, left in place, and its path answers 500 with {@code
+     * reason} (never 404, never created again over it), while the other streams start.
+     */
+    private static void damaged(DurableStreams streams, String fileName, String reason) {
+        LOG.error("stream file {}: damaged, {}; left in place as it is, its stream answers 500 stream_damaged",
+                fileName, reason);
+        streams.damaged(fileName, reason);
+    }
+
+    /** One stream from its records; null (logged, marked damaged) when a record does not parse. */
     private static DurableStream make(DurableStreams streams, Loaded l, DurableStream parent, ByteBufAllocator alloc,
             boolean cold) {
         StreamRecords.Create c = l.create();
         long now = System.currentTimeMillis();
         if (parent != null && !parent.log.holdForFork()) {
-            LOG.error("stream file {}: its source {} cannot be held; not served", l.file(), c.parentPath());
+            damaged(streams, l.file(), "its source " + c.parentPath() + " cannot be held");
             return null;
         }
         DurableStream s = new DurableStream(c.path(), c.contentType(), c.ttlSeconds(), c.expiresAt(),
@@ -142,7 +154,7 @@ final class StreamRecovery {
             }
             StreamRecords.Append a = kind == StreamRecords.APPEND ? StreamRecords.readAppend(p) : null;
             if (a == null) {
-                LOG.error("stream file {} ({}): a record does not parse; not served", l.file(), c.path());
+                damaged(streams, l.file(), "a record does not parse");
                 s.log.release();
                 if (parent != null) {
                     parent.log.releaseFork();

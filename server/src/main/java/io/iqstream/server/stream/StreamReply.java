@@ -104,6 +104,16 @@ final class StreamReply {
         send(r);
     }
 
+    /**
+     * The stream's file was found damaged at start ({@link DurableStreams#damageOf}): 500, whatever the request;
+     * the file is kept as it is, and the stream is neither served nor created again until an operator moves it.
+     */
+    void damaged(String reason) {
+        send(response(HttpResponseStatus.INTERNAL_SERVER_ERROR, "stream_damaged: the stream's file is damaged ("
+                + reason + "): it is kept on the disk as it is, and the stream is not served nor created again; the"
+                + " server's log names the file"));
+    }
+
     /** The stream files have reached {@code --disk-budget}: 507; reads go on, DELETE and expiry give space back. */
     void diskFull() {
         send(response(HttpResponseStatus.INSUFFICIENT_STORAGE, "the streams' disk budget is full (--disk-budget): "

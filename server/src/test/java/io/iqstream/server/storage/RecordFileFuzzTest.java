@@ -48,6 +48,7 @@ class RecordFileFuzzTest {
         }
         RecordFile.Records r = RecordFile.parse(out.toByteArray());
         assertTrue(r.payloads().size() == n, "every whole record, and not the torn one");
+        assertTrue(!r.damaged(), "a torn tail is no damage (it is cut, not kept as it is)");
         for (int i = 0; i < n; i++) {
             byte[] got = new byte[r.payloads().get(i).remaining()];
             r.payloads().get(i).duplicate().get(got);

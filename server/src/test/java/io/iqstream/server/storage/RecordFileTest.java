@@ -60,6 +60,10 @@ class RecordFileTest {
         }
     }
 
+    /**
+     * A flipped byte ends the records at the one before it; with records after it, it is damage (the file is left
+     * as it is), in the last record a torn tail.
+     */
     @Test
     void aCorruptByteEndsTheFileAtTheRecordBeforeIt() {
         Random random = new Random(7);
@@ -76,6 +80,12 @@ class RecordFileTest {
                 record++;
             }
             assertEquals(record, r.payloads().size(), "a byte flipped at " + at + " (in record " + record + ")");
+            int start = record == 0 ? 0 : ends.get(record - 1);
+            if (at - start >= 4) { // its checksum or payload, not its length
+                // more records after it: damage, never cut; in the last record: what a torn write may leave
+                assertEquals(record < ends.size() - 1, r.damaged(), "a byte flipped at " + at + " in record "
+                        + record + " of " + ends.size());
+            }
         }
     }
 

@@ -2,6 +2,7 @@ package io.iqstream.server.stream;
 
 import static io.iqstream.server.testing.DurableHttp.readAll;
 import static io.iqstream.server.testing.DurableHttp.send;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -313,6 +314,66 @@ class DurableStreamDiskTest {
             assertEquals(204, send("POST", url, "<5>", "Content-Type", TEXT).statusCode());
             assertEquals(expected(6), send("GET", url + "?offset=-1", null).body());
         }
+    }
+
+    /**
+     * Damage that is no crash's torn tail (a byte flipped in a record with more records after it) is never cut and
+     * never served as if the stream ended there: the file is left byte for byte as it was, that stream answers 500
+     * {@code stream_damaged} to every request (a PUT does not create it again over its file), and the other streams
+     * start and serve.
+     */
+    @Test
+    void aDamagedFileIsLeftAsItIsAndItsStreamAnswers500WhileTheOthersServe(@TempDir Path dir) throws Exception {
+        // --fsync always: no journal, which would write the flipped record's bytes again at the restart
+        try (LaunchedServer server = start(dir, "--fsync", "always")) {
+            for (String name : List.of("hurt", "fine")) {
+                String url = server.base() + "/v1/stream/damage/" + name;
+                assertEquals(201, send("PUT", url, null, "Content-Type", TEXT).statusCode());
+                for (int i = 0; i < 5; i++) {
+                    assertEquals(204, send("POST", url, name + "<" + i + ">", "Content-Type", TEXT).statusCode());
+                }
+            }
+            server.sigkill();
+        }
+        Path hurt = null;
+        byte[] bytes = null;
+        try (Stream<Path> files = Files.list(dir.resolve("streams"))) {
+            for (Path f : (Iterable<Path>) files::iterator) {
+                byte[] b = Files.readAllBytes(f);
+                if (new String(b, java.nio.charset.StandardCharsets.ISO_8859_1).contains("hurt<2>")) {
+                    hurt = f;
+                    bytes = b;
+                }
+            }
+        }
+        assertTrue(hurt != null, "the damaged stream's file");
+        int at = new String(bytes, java.nio.charset.StandardCharsets.ISO_8859_1).indexOf("hurt<2>") + 4;
+        bytes[at] ^= 0x20; // one flipped bit in the third message: two whole records follow it
+        Files.write(hurt, bytes);
+        try (LaunchedServer server = start(dir, "--fsync", "always")) {
+            String base = server.base() + "/v1/stream/damage/";
+            for (String method : List.of("GET", "HEAD", "POST", "PUT", "DELETE")) {
+                HttpResponse<String> r = send(method, base + "hurt" + (method.equals("GET") ? "?offset=-1" : ""),
+                        method.equals("POST") || method.equals("PUT") ? "x" : null, "Content-Type", TEXT);
+                assertEquals(500, r.statusCode(), method + ": " + r.body());
+                if (!method.equals("HEAD")) {
+                    assertTrue(r.body().contains("stream_damaged"), method + ": " + r.body());
+                }
+            }
+            assertEquals(expected("fine", 5), send("GET", base + "fine?offset=-1", null).body());
+            String metrics = send("GET", server.base() + "/metrics", null).body();
+            assertTrue(metrics.contains("\niqstream_durable_streams_damaged 1\n"), "one damaged file counted");
+            assertTrue(metrics.contains("\niqstream_durable_recovery_cut_bytes 0\n"), "nothing cut");
+        }
+        assertArrayEquals(bytes, Files.readAllBytes(hurt), "the damaged file is left as it was");
+    }
+
+    private static String expected(String prefix, int messages) {
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < messages; i++) {
+            sb.append(prefix).append('<').append(i).append('>');
+        }
+        return sb.toString();
     }
 
     private static String expected(int messages) {
