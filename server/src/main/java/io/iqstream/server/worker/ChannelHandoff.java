@@ -27,7 +27,9 @@ public final class ChannelHandoff {
      * {@code onArrived} goes to the pipeline's {@code exceptionCaught}. A connection closed while it is between
      * loops (a reset read on the old loop after the deregistration was queued) cannot be registered again, and
      * Netty gives its pipeline no {@code channelInactive}: {@code onFailed} runs, then the move fires it on the new
-     * loop, so every handler (the HTTP codec's partial request included) releases what it holds.
+     * loop, so every handler (the HTTP codec's partial request included) releases what it holds. A connection that
+     * arrives on a loop shutting down (the server closes) is closed there and {@code onFailed} runs: that loop
+     * closed its channels once already and would end with this one open.
      */
     @SuppressWarnings("deprecation")
     public static void moveTo(Channel channel, EventLoop target, Runnable onArrived, Runnable onFailed) {
@@ -49,6 +51,14 @@ public final class ChannelHandoff {
                     channel.unsafe().close(channel.unsafe().voidPromise());
                     onFailed.run();
                     channel.pipeline().fireChannelInactive();
+                    return;
+                }
+                if (target.isShuttingDown()) {
+                    // registered on a loop that is going away (the server closes): that loop may have closed its
+                    // channels already and would end with this one open, unreleased; closed here, through the
+                    // pipeline, instead of served
+                    channel.close();
+                    onFailed.run();
                     return;
                 }
                 try {

@@ -96,4 +96,63 @@ class ChannelHandoffTest {
             toGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
         }
     }
+
+    /**
+     * A connection moved to a loop that is shutting down (the server closes while it is between loops) is closed,
+     * not served: the loop closes its channels once, then ends after its last tasks, so one registered by those
+     * tasks would be left open and never released.
+     */
+    @Test
+    void aConnectionMovedToALoopShuttingDownIsClosedNotLeftOnIt() throws Exception {
+        EventLoopGroup fromGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        EventLoopGroup toGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        Holding decoder = new Holding();
+        CompletableFuture<Channel> accepted = new CompletableFuture<>();
+        try {
+            Channel server = new ServerBootstrap().group(fromGroup).channel(NioServerSocketChannel.class)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            ch.pipeline().addLast(decoder);
+                            accepted.complete(ch);
+                        }
+                    }).bind("127.0.0.1", 0).sync().channel();
+            try (Socket client = new Socket()) {
+                client.connect((InetSocketAddress) server.localAddress());
+                client.getOutputStream().write("GET /v1/runs/r/events HTTP/1.1\r\nHost: x\r\n"
+                        .getBytes(StandardCharsets.US_ASCII));
+                Channel channel = accepted.get(10, TimeUnit.SECONDS);
+                assertTrue(decoder.read.await(10, TimeUnit.SECONDS), "the request's first bytes were read");
+                EventLoop to = toGroup.next();
+                CountDownLatch gate = new CountDownLatch(1);
+                to.execute(() -> {
+                    try {
+                        gate.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+                CountDownLatch failed = new CountDownLatch(1);
+                CountDownLatch arrived = new CountDownLatch(1);
+                channel.eventLoop().execute(() -> ChannelHandoff.moveTo(channel, to, arrived::countDown,
+                        failed::countDown));
+                while (channel.isRegistered() || channel.eventLoop() != to) {
+                    Thread.sleep(1);
+                }
+                // the loop is told to go while the registration waits in its queue: it runs it with its last tasks
+                toGroup.shutdownGracefully(0, 10, TimeUnit.SECONDS);
+                gate.countDown();
+                assertTrue(toGroup.awaitTermination(30, TimeUnit.SECONDS), "the loop ended");
+                assertEquals(0, failed.getCount(), "the move was refused (the loop was going away)");
+                assertEquals(1, arrived.getCount(), "nothing was served on it");
+                assertTrue(!channel.isOpen(), "the connection was closed");
+                assertEquals(0, decoder.held.refCnt(), "the bytes the decoder held were released");
+            } finally {
+                server.close().sync();
+            }
+        } finally {
+            fromGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
+            toGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
+        }
+    }
 }
