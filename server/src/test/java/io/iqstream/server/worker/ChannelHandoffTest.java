@@ -27,8 +27,9 @@ import org.junit.jupiter.api.Test;
 /**
  * A connection moved between loops over real sockets and real NIO loops: one closed while it is between them (its
  * old loop saw the reset after the deregistration, before the new loop registered it) gets no {@code
- * channelInactive} from Netty, so the move hands it to its pipeline itself, and what the pipeline's decoders hold (an
- * HTTP request's first bytes) is released, not left for the garbage collector.
+ * channelInactive} from Netty, so the move hands it to its pipeline itself; one that arrives on a loop shutting down
+ * is closed there. Either way what the pipeline's decoders hold (an HTTP request's first bytes) is released, not
+ * left for the garbage collector.
  */
 class ChannelHandoffTest {
     /** Keeps every byte read, never a whole message: what the HTTP codec holds mid-request. */
@@ -43,14 +44,25 @@ class ChannelHandoffTest {
         }
     }
 
-    @Test
-    void aConnectionClosedBetweenLoopsReleasesWhatItsDecoderHolds() throws Exception {
-        EventLoopGroup fromGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        EventLoopGroup toGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        Holding decoder = new Holding();
-        CompletableFuture<Channel> accepted = new CompletableFuture<>();
-        try {
-            Channel server = new ServerBootstrap().group(fromGroup).channel(NioServerSocketChannel.class)
+    /**
+     * A connection accepted on a loop of its own, its decoder holding a request's first bytes, and a second loop it
+     * can move to, kept busy until {@link #open} so that the move waits between the two.
+     */
+    private static final class Stage implements AutoCloseable {
+        final EventLoopGroup fromGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        final EventLoopGroup toGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
+        final EventLoop to = toGroup.next();
+        final Holding decoder = new Holding();
+        final CountDownLatch arrived = new CountDownLatch(1);
+        final CountDownLatch failed = new CountDownLatch(1);
+        private final CountDownLatch gate = new CountDownLatch(1);
+        private final Channel server;
+        private final Socket client = new Socket();
+        final Channel channel;
+
+        Stage() throws Exception {
+            CompletableFuture<Channel> accepted = new CompletableFuture<>();
+            server = new ServerBootstrap().group(fromGroup).channel(NioServerSocketChannel.class)
                     .childHandler(new ChannelInitializer<SocketChannel>() {
                         @Override
                         protected void initChannel(SocketChannel ch) {
@@ -58,42 +70,56 @@ class ChannelHandoffTest {
                             accepted.complete(ch);
                         }
                     }).bind("127.0.0.1", 0).sync().channel();
-            try (Socket client = new Socket()) {
-                client.connect((InetSocketAddress) server.localAddress());
-                client.getOutputStream().write("GET /v1/runs/r/events HTTP/1.1\r\nHost: x\r\n"
-                        .getBytes(StandardCharsets.US_ASCII));
-                Channel channel = accepted.get(10, TimeUnit.SECONDS);
-                assertTrue(decoder.read.await(10, TimeUnit.SECONDS), "the request's first bytes were read");
-                EventLoop from = channel.eventLoop();
-                EventLoop to = toGroup.next();
-                // the new loop is busy, so the move waits between loops until the gate opens
-                CountDownLatch gate = new CountDownLatch(1);
-                to.execute(() -> {
-                    try {
-                        gate.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                });
-                CountDownLatch failed = new CountDownLatch(1);
-                CountDownLatch arrived = new CountDownLatch(1);
-                from.execute(() -> ChannelHandoff.moveTo(channel, to, arrived::countDown, failed::countDown));
-                while (channel.isRegistered() || channel.eventLoop() != to) {
-                    Thread.sleep(1);
+            client.connect((InetSocketAddress) server.localAddress());
+            client.getOutputStream().write("GET /v1/runs/r/events HTTP/1.1\r\nHost: x\r\n"
+                    .getBytes(StandardCharsets.US_ASCII));
+            channel = accepted.get(10, TimeUnit.SECONDS);
+            assertTrue(decoder.read.await(10, TimeUnit.SECONDS), "the request's first bytes were read");
+            to.execute(() -> {
+                try {
+                    gate.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
                 }
-                // what the old loop does on a reset read: the connection closes while on no loop
-                from.submit(() -> channel.unsafe().close(channel.unsafe().voidPromise())).sync();
-                gate.countDown();
-                assertTrue(failed.await(10, TimeUnit.SECONDS), "the move failed (the connection closed)");
-                assertEquals(1, arrived.getCount(), "it never arrived");
-                int refCnt = to.submit(() -> decoder.held.refCnt()).get(10, TimeUnit.SECONDS);
-                assertEquals(0, refCnt, "the bytes the decoder held were released");
-            } finally {
-                server.close().sync();
+            });
+        }
+
+        /** Starts the move on the connection's loop; returns once it waits between the loops. */
+        void moveAndWait() throws InterruptedException {
+            channel.eventLoop().execute(() -> ChannelHandoff.moveTo(channel, to, arrived::countDown,
+                    failed::countDown));
+            while (channel.isRegistered() || channel.eventLoop() != to) {
+                Thread.sleep(1);
             }
-        } finally {
+        }
+
+        /** Lets the second loop go on: it registers the connection (or fails to). */
+        void open() {
+            gate.countDown();
+        }
+
+        @Override
+        public void close() throws Exception {
+            gate.countDown();
+            client.close();
+            server.close().sync();
             fromGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
             toGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
+        }
+    }
+
+    @Test
+    void aConnectionClosedBetweenLoopsReleasesWhatItsDecoderHolds() throws Exception {
+        try (Stage stage = new Stage()) {
+            stage.moveAndWait();
+            Channel channel = stage.channel;
+            // what the old loop does on a reset read: the connection closes while on no loop
+            stage.fromGroup.submit(() -> channel.unsafe().close(channel.unsafe().voidPromise())).sync();
+            stage.open();
+            assertTrue(stage.failed.await(10, TimeUnit.SECONDS), "the move failed (the connection closed)");
+            assertEquals(1, stage.arrived.getCount(), "it never arrived");
+            int refCnt = stage.to.submit(() -> stage.decoder.held.refCnt()).get(10, TimeUnit.SECONDS);
+            assertEquals(0, refCnt, "the bytes the decoder held were released");
         }
     }
 
@@ -104,55 +130,16 @@ class ChannelHandoffTest {
      */
     @Test
     void aConnectionMovedToALoopShuttingDownIsClosedNotLeftOnIt() throws Exception {
-        EventLoopGroup fromGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        EventLoopGroup toGroup = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        Holding decoder = new Holding();
-        CompletableFuture<Channel> accepted = new CompletableFuture<>();
-        try {
-            Channel server = new ServerBootstrap().group(fromGroup).channel(NioServerSocketChannel.class)
-                    .childHandler(new ChannelInitializer<SocketChannel>() {
-                        @Override
-                        protected void initChannel(SocketChannel ch) {
-                            ch.pipeline().addLast(decoder);
-                            accepted.complete(ch);
-                        }
-                    }).bind("127.0.0.1", 0).sync().channel();
-            try (Socket client = new Socket()) {
-                client.connect((InetSocketAddress) server.localAddress());
-                client.getOutputStream().write("GET /v1/runs/r/events HTTP/1.1\r\nHost: x\r\n"
-                        .getBytes(StandardCharsets.US_ASCII));
-                Channel channel = accepted.get(10, TimeUnit.SECONDS);
-                assertTrue(decoder.read.await(10, TimeUnit.SECONDS), "the request's first bytes were read");
-                EventLoop to = toGroup.next();
-                CountDownLatch gate = new CountDownLatch(1);
-                to.execute(() -> {
-                    try {
-                        gate.await();
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                });
-                CountDownLatch failed = new CountDownLatch(1);
-                CountDownLatch arrived = new CountDownLatch(1);
-                channel.eventLoop().execute(() -> ChannelHandoff.moveTo(channel, to, arrived::countDown,
-                        failed::countDown));
-                while (channel.isRegistered() || channel.eventLoop() != to) {
-                    Thread.sleep(1);
-                }
-                // the loop is told to go while the registration waits in its queue: it runs it with its last tasks
-                toGroup.shutdownGracefully(0, 10, TimeUnit.SECONDS);
-                gate.countDown();
-                assertTrue(toGroup.awaitTermination(30, TimeUnit.SECONDS), "the loop ended");
-                assertEquals(0, failed.getCount(), "the move was refused (the loop was going away)");
-                assertEquals(1, arrived.getCount(), "nothing was served on it");
-                assertTrue(!channel.isOpen(), "the connection was closed");
-                assertEquals(0, decoder.held.refCnt(), "the bytes the decoder held were released");
-            } finally {
-                server.close().sync();
-            }
-        } finally {
-            fromGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
-            toGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
+        try (Stage stage = new Stage()) {
+            stage.moveAndWait();
+            // the loop is told to go while the registration waits in its queue: it runs it with its last tasks
+            stage.toGroup.shutdownGracefully(0, 10, TimeUnit.SECONDS);
+            stage.open();
+            assertTrue(stage.toGroup.awaitTermination(30, TimeUnit.SECONDS), "the loop ended");
+            assertEquals(0, stage.failed.getCount(), "the move was refused (the loop was going away)");
+            assertEquals(1, stage.arrived.getCount(), "nothing was served on it");
+            assertTrue(!stage.channel.isOpen(), "the connection was closed");
+            assertEquals(0, stage.decoder.held.refCnt(), "the bytes the decoder held were released");
         }
     }
 }
