@@ -158,8 +158,8 @@ final class Journal implements AutoCloseable {
             }
             if (r.damagedAt() >= 0) {
                 LOG.error("journal {}: damaged at byte {} (more data after a record that is not whole: not a crash's"
-                        + " torn tail); left as it is, the entries before it replayed, none after", j.getFileName(),
-                        r.damagedAt());
+                        + " torn tail); the entries before it are replayed, none after (the files they name are"
+                        + " checked at their own recovery)", j.getFileName(), r.damagedAt());
             }
             for (ByteBuffer e : r.payloads()) {
                 byte kind = e.get();
