@@ -460,6 +460,11 @@ public final class IqStreamServer implements AutoCloseable {
                 w.loop().submit(() -> w.registry().dropAll()).syncUninterruptibly();
             }
         }
+        // then every connection closed on its own loop while the loops still run (after the runs' streams were ended
+        // above), so each pipeline sees its close and releases what it holds: a loop shutting down closes only the
+        // channels registered on it at that moment and ends after its last tasks, which left connections open
+        // (Netty's leak detector found publishers' and readers' buffers after a flood test's close)
+        context.openConnections().close().awaitUninterruptibly(5, TimeUnit.SECONDS);
         acceptor.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         if (context.durableStreams() != null) {

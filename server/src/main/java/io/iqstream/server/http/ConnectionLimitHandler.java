@@ -1,5 +1,6 @@
 package io.iqstream.server.http;
 
+import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -19,9 +20,12 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 @ChannelHandler.Sharable
 public final class ConnectionLimitHandler extends ChannelInboundHandlerAdapter {
     private final ConnectionSlots slots;
+    private final ChannelGroup open;
 
-    public ConnectionLimitHandler(ConnectionSlots slots) {
+    /** {@code open}: where each connection let in is kept until it closes (the server closes them all at its end). */
+    public ConnectionLimitHandler(ConnectionSlots slots, ChannelGroup open) {
         this.slots = slots;
+        this.open = open;
     }
 
     @Override
@@ -32,6 +36,7 @@ public final class ConnectionLimitHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             child.closeFuture().addListener(closed -> slots.release());
+            open.add(child);
         }
         ctx.fireChannelRead(msg);
     }
