@@ -464,7 +464,7 @@ public final class IqStreamServer implements AutoCloseable {
         // above), so each pipeline sees its close and releases what it holds: a loop shutting down closes only the
         // channels registered on it at that moment and ends after its last tasks, which left connections open
         // (Netty's leak detector found publishers' and readers' buffers after a flood test's close)
-        context.openConnections().close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        connections.closeAll(5_000);
         acceptor.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         workerGroup.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         if (context.durableStreams() != null) {

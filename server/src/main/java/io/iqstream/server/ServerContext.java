@@ -1,8 +1,5 @@
 package io.iqstream.server;
 
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.util.concurrent.GlobalEventExecutor;
 import io.iqstream.server.admission.ListingSlots;
 import io.iqstream.server.admission.MemoryBudget;
 import io.iqstream.server.auth.Authorizer;
@@ -40,12 +37,6 @@ public final class ServerContext {
     private volatile boolean warmingUp;
     private volatile Telemetry telemetry = Telemetry.OFF;
     private final ListingSlots threadListings = ListingSlots.forThreadListings();
-    /**
-     * Every connection accepted and not yet closed, on both ports (a channel leaves it as it closes): closed, each
-     * on its own loop, before the loops shut down ({@code IqStreamServer.close}).
-     */
-    private final ChannelGroup openConnections = new DefaultChannelGroup("iqstream-connections",
-            GlobalEventExecutor.INSTANCE);
 
     public ServerContext(ServerConfig config, Workers workers, Authorizer authorizer, Metrics metrics,
             MemoryBudget budget) {
@@ -57,11 +48,6 @@ public final class ServerContext {
         this.cors = new CorsPolicy(config.corsOrigins());
         this.replies = new HttpReplies(cors);
         this.retryLines = new RetryLines(config.retryMs(), config.storm().retryJitterMs());
-    }
-
-    /** Every connection open now ({@link #openConnections}'s field). */
-    public ChannelGroup openConnections() {
-        return openConnections;
     }
 
     public ServerConfig config() {

@@ -24,7 +24,7 @@ public final class AdminInitializer extends ChannelInitializer<Channel> {
     public AdminInitializer(ServerContext server) {
         this.server = server;
         this.connections = new ConnectionLimitHandler(new ConnectionSlots(MAX_CONNECTIONS, null,
-                server.metrics().adminConnectionsRefusedMax), server.openConnections());
+                server.metrics().adminConnectionsRefusedMax));
     }
 
     /** The admin listener's handler: a connection over its cap is closed as it is accepted. */

@@ -1,6 +1,6 @@
 package io.iqstream.server.http;
 
-import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -20,23 +20,22 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 @ChannelHandler.Sharable
 public final class ConnectionLimitHandler extends ChannelInboundHandlerAdapter {
     private final ConnectionSlots slots;
-    private final ChannelGroup open;
+    /** One listener for every connection (no object per connection): its slot given back as it closes. */
+    private final ChannelFutureListener closed;
 
-    /** {@code open}: where each connection let in is kept until it closes (the server closes them all at its end). */
-    public ConnectionLimitHandler(ConnectionSlots slots, ChannelGroup open) {
+    public ConnectionLimitHandler(ConnectionSlots slots) {
         this.slots = slots;
-        this.open = open;
+        this.closed = f -> slots.release(f.channel());
     }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         if (msg instanceof Channel child) {
-            if (!slots.tryAcquire()) {
+            if (!slots.tryAcquire(child)) {
                 child.unsafe().closeForcibly(); // not registered yet: its descriptor is closed now
                 return;
             }
-            child.closeFuture().addListener(closed -> slots.release());
-            open.add(child);
+            child.closeFuture().addListener(closed);
         }
         ctx.fireChannelRead(msg);
     }

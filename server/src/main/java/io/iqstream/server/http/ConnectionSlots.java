@@ -1,11 +1,16 @@
 package io.iqstream.server.http;
 
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.OperatingSystemMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.stream.Stream;
@@ -33,6 +38,8 @@ public final class ConnectionSlots {
 
     private final int max;
     private final AtomicInteger open = new AtomicInteger();
+    /** The connections holding a slot ({@link #tryAcquire(Channel)}), for {@link #closeAll}. */
+    private final Set<Channel> channels = ConcurrentHashMap.newKeySet();
     private final LongAdder openGauge;
     private final LongAdder refused;
 
@@ -45,6 +52,40 @@ public final class ConnectionSlots {
         this.max = max;
         this.openGauge = openGauge;
         this.refused = refused;
+    }
+
+    /**
+     * Takes a slot for {@code channel}, a new connection, and keeps it among the open ones until {@link
+     * #release(Channel)}; false (counted) when all are taken.
+     */
+    public boolean tryAcquire(Channel channel) {
+        if (!tryAcquire()) {
+            return false;
+        }
+        channels.add(channel);
+        return true;
+    }
+
+    /** Gives back the slot of {@code channel}, a connection that closed. */
+    public void release(Channel channel) {
+        channels.remove(channel);
+        release();
+    }
+
+    /**
+     * Closes every connection holding a slot, each on its own loop, and waits up to {@code timeoutMs} for them:
+     * at the server's close, while the loops still run, so each pipeline sees its close and releases what it holds
+     * (a loop shutting down closes only the channels registered on it at that moment, then ends).
+     */
+    public void closeAll(long timeoutMs) {
+        List<ChannelFuture> closing = new java.util.ArrayList<>(channels.size());
+        for (Channel c : channels) {
+            closing.add(c.close());
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        for (ChannelFuture f : closing) {
+            f.awaitUninterruptibly(Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+        }
     }
 
     /** Takes a slot for a new connection; false (counted) when all are taken. */

@@ -46,7 +46,7 @@ public final class IqStreamInitializer extends ChannelInitializer<Channel> {
 
     public IqStreamInitializer(ServerContext server, ConnectionSlots slots) {
         this.server = server;
-        this.connections = new ConnectionLimitHandler(slots, server.openConnections());
+        this.connections = new ConnectionLimitHandler(slots);
     }
 
     /** The listener's handler: a connection over {@code --max-connections} is closed as it is accepted. */
