@@ -48,6 +48,7 @@ public final class Metrics {
     public final LongAdder durableStreamsDamaged = new LongAdder();
     public final LongAdder durableStreamsCold = new LongAdder();
     public final LongAdder durableStreamsLoaded = new LongAdder();
+    public final LongAdder durableColdReads = new LongAdder();
     /** The storage layer's figures, set once at start under --durability disk. */
     public volatile java.util.function.LongSupplier diskUsedBytes = () -> 0;
     public volatile java.util.function.LongSupplier diskBudgetBytes = () -> 0;
@@ -189,6 +190,8 @@ public final class Metrics {
                 + " dropped from memory, kept by their file.", durableStreamsCold.sum());
         counter(sb, "iqstream_durable_streams_loaded_total", "Cold durable streams whose bytes were loaded from their"
                 + " file again for a request.", durableStreamsLoaded.sum());
+        counter(sb, "iqstream_durable_cold_reads_total", "Catch-up reads of cold durable streams answered from their"
+                + " file, a page at a time, the stream left cold.", durableColdReads.sum());
         counter(sb, "iqstream_durable_streams_expired_total", "Durable streams freed by their TTL or Expires-At.",
                 durableStreamsExpired.sum());
         counter(sb, "iqstream_durable_appends_total", "Messages appended to durable streams.", durableAppends.sum());

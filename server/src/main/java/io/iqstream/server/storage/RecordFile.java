@@ -100,6 +100,95 @@ public final class RecordFile {
     }
 
     /**
+     * Reads a file's records one at a time from a file position, each checked as {@link #parse} checks it, through a
+     * window of {@link #WINDOW_BYTES} (or one record, when a record is longer): a read of a few records of a long
+     * file never holds the file. For files whose torn tail {@link #recover} has cut already (a stream file while
+     * its server runs): a record that is short, empty or fails its checksum is an {@link IOException}.
+     *
+     * <p>One per read; one thread.
+     */
+    public static final class Scanner {
+        private final FileChannel ch;
+        private final long size;
+        private ByteBuffer window = ByteBuffer.allocate(WINDOW_BYTES).limit(0);
+        /** The file position of the window's first byte. */
+        private long windowAt;
+        private long recordAt = -1;
+        private final CRC32C crc = new CRC32C();
+
+        /** A scan of {@code ch} (its size now) from {@code from}, which is where a record starts. */
+        public Scanner(FileChannel ch, long from) throws IOException {
+            this.ch = ch;
+            this.size = ch.size();
+            this.windowAt = from;
+        }
+
+        /** Where the next record starts (the file's size after the last one). */
+        public long position() {
+            return windowAt + window.position();
+        }
+
+        /** Where the record {@link #next} gave last starts. */
+        public long recordPosition() {
+            return recordAt;
+        }
+
+        /**
+         * The next record's payload, valid until the next call; null at the file's end. An {@link IOException}
+         * when the record there is not whole and checked (the read stops there).
+         */
+        public ByteBuffer next() throws IOException {
+            long at = position();
+            if (at >= size) {
+                return null;
+            }
+            fill(HEADER_BYTES, at);
+            int length = window.getInt(window.position());
+            int sum = window.getInt(window.position() + 4);
+            if (length <= 0 || length > MAX_PAYLOAD_BYTES || length > size - at - HEADER_BYTES) {
+                throw new IOException("no whole record at byte " + at + " of the file (" + size + " bytes)");
+            }
+            fill(HEADER_BYTES + length, at);
+            ByteBuffer payload = window.slice(window.position() + HEADER_BYTES, length);
+            crc.reset();
+            crc.update(payload.duplicate());
+            if ((int) crc.getValue() != sum) {
+                throw new IOException("the record at byte " + at + " of the file fails its checksum");
+            }
+            recordAt = at;
+            window.position(window.position() + HEADER_BYTES + length);
+            return payload;
+        }
+
+        /** Makes the window hold {@code bytes} from file position {@code at} (the window's position). */
+        private void fill(int bytes, long at) throws IOException {
+            if (window.remaining() >= bytes) {
+                return;
+            }
+            if (window.capacity() < bytes) {
+                ByteBuffer larger = ByteBuffer.allocate(bytes);
+                larger.put(window);
+                window = larger;
+            } else {
+                window.compact();
+            }
+            windowAt = at;
+            // the window is now in write mode, holding what it had from `at`
+            while (window.position() < bytes) {
+                int n = ch.read(window, windowAt + window.position());
+                if (n < 0) {
+                    throw new IOException("the file ends at byte " + (windowAt + window.position())
+                            + " inside a record");
+                }
+            }
+            window.flip();
+        }
+    }
+
+    /** What a {@link Scanner} reads at a time (less when the file ends first). */
+    public static final int WINDOW_BYTES = 64 * 1024;
+
+    /**
      * What {@link #recover} found in one file: its whole records, the bytes of a torn tail it cut, and where damage
      * starts ({@code -1}: none; the file was then not cut).
      */

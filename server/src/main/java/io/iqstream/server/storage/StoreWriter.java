@@ -70,7 +70,23 @@ public final class StoreWriter implements AutoCloseable {
         void done(byte[] bytes, IOException failure);
     }
 
-    private record Task(Path file, byte[] frame, boolean remove, Outcome outcome, ReadOutcome read) {
+    /**
+     * A read of a file done on the storage thread, in queue order (after every record queued before it), whose
+     * outcome goes back to the worker: {@link #read} on the storage thread, then {@link #done} on the worker's loop.
+     */
+    public interface FileRead {
+        /** Reads what it needs of {@code file}; keeps what it found, or why it failed, for {@link #done}. */
+        void read(Path file);
+
+        /** On the worker's loop, once {@link #read} has run. */
+        void done();
+
+        /** Instead of {@link #done}, on the storage thread, when the worker has stopped (shutdown): let go of it. */
+        default void abandoned() {
+        }
+    }
+
+    private record Task(Path file, byte[] frame, boolean remove, Outcome outcome, FileRead read) {
         Task(Path file, byte[] frame, boolean remove, Outcome outcome) {
             this(file, frame, remove, outcome, null);
         }
@@ -133,7 +149,29 @@ public final class StoreWriter implements AutoCloseable {
      * it; {@code outcome} gets the records' bytes on the worker's loop. Worker thread.
      */
     public void read(Path file, ReadOutcome outcome) {
-        queue.add(new Task(file, null, false, null, outcome));
+        read(file, new FileRead() {
+            private byte[] bytes;
+            private IOException failure;
+
+            @Override
+            public void read(Path f) {
+                try {
+                    bytes = Files.readAllBytes(f);
+                } catch (IOException e) {
+                    failure = e;
+                }
+            }
+
+            @Override
+            public void done() {
+                outcome.done(bytes, failure);
+            }
+        });
+    }
+
+    /** Queues {@code read} of {@code file} (after every record queued before it). Worker thread. */
+    public void read(Path file, FileRead read) {
+        queue.add(new Task(file, null, false, null, read));
     }
 
     /** Whether the queue takes another request's records (below {@link #MAX_QUEUED_BYTES}). */
@@ -234,7 +272,6 @@ public final class StoreWriter implements AutoCloseable {
         Map<Task, IOException> failed = new IdentityHashMap<>();
         Map<Path, FileChannel> dirty = new LinkedHashMap<>();
         Map<Path, List<Task>> byFile = new LinkedHashMap<>();
-        Map<Task, byte[]> reads = new IdentityHashMap<>();
         List<Path> created = new ArrayList<>();
         for (Task t : batch) {
             if (t.file() == null) {
@@ -243,9 +280,9 @@ public final class StoreWriter implements AutoCloseable {
             if (t.read() != null) {
                 // what this batch wrote before it is in the file already (written, perhaps not yet flushed)
                 try {
-                    reads.put(t, Files.readAllBytes(t.file()));
-                } catch (IOException e) {
-                    failed.put(t, e);
+                    t.read().read(t.file());
+                } catch (RuntimeException e) {
+                    LOG.error("a read of {} failed", t.file(), e); // its done() still runs: the request is answered
                 }
                 continue;
             }
@@ -332,7 +369,7 @@ public final class StoreWriter implements AutoCloseable {
             owner.execute(() -> {
                 for (Task t : done) {
                     if (t.read() != null) {
-                        t.read().done(reads.get(t), failed.get(t));
+                        t.read().done();
                     } else {
                         t.outcome().done(failed.get(t));
                     }
@@ -340,6 +377,11 @@ public final class StoreWriter implements AutoCloseable {
             });
         } catch (java.util.concurrent.RejectedExecutionException e) {
             // the worker has stopped (shutdown): the records are written; nobody waits for the answers
+            for (Task t : done) {
+                if (t.read() != null) {
+                    t.read().abandoned();
+                }
+            }
         }
     }
 

@@ -3,9 +3,7 @@ package io.iqstream.server.stream;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.EventLoop;
-import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.HttpResponseStatus;
 import java.util.List;
 import java.util.function.Consumer;
 
@@ -108,10 +106,7 @@ final class ColdLoad implements StreamAnswer {
             if (result == DurableStreams.Load.OVER_BUDGET) {
                 reply.overBudget();
             } else {
-                var r = reply.response(HttpResponseStatus.INTERNAL_SERVER_ERROR, "the stream's file cannot be "
-                        + "read: its bytes are kept on the disk, not served; the server's log says why");
-                r.headers().set(HttpHeaderNames.RETRY_AFTER, "5");
-                reply.send(r);
+                reply.fileUnreadable();
             }
         }
         if (served != null && cutAfterLagMs >= 0) {

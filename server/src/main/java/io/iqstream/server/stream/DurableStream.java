@@ -55,8 +55,18 @@ public final class DurableStream {
      * it and loads the source instead of answering 404.
      */
     volatile boolean cold;
-    /** The tail when the stream went cold: what loading its file must give back (owner). */
-    long coldTail;
+    /**
+     * The tail when the stream went cold: what loading its file must give back, and what a cold stream's
+     * {@link #tail} is. Written on the owner before {@link #cold} is set.
+     */
+    volatile long coldTail;
+    /**
+     * Where a cold stream's messages lie in its file, for reads answered from the file ({@link ColdRead}): pairs
+     * of a byte position of the stream and the file position of the record that starts there, one pair per
+     * {@link ColdRead#INDEX_STRIDE_BYTES} of messages at most. Null until the first such read builds it, and again
+     * once the stream is loaded (owner).
+     */
+    long[] coldIndex;
     /** Requests waiting for the stream's file to be loaded, or null when no load is under way (owner). */
     List<Consumer<DurableStreams.Load>> loading;
     /** Live reads (long-poll or SSE) of this stream going on (owner): a stream read live never goes cold. */
@@ -100,7 +110,7 @@ public final class DurableStream {
 
     /** The byte position after the last message: the offset a reader at the tail has. */
     public long tail() {
-        return log.tail();
+        return cold ? coldTail : log.tail();
     }
 
     /** Whether readers see the stream closed. */

@@ -4,6 +4,7 @@ import io.iqstream.server.admission.MemoryBudget;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.run.ByteLog;
 import io.iqstream.server.storage.RecordFile;
+import io.iqstream.server.storage.StoreWriter;
 import io.iqstream.server.storage.StreamStore;
 import io.iqstream.server.worker.Workers;
 import java.io.IOException;
@@ -459,13 +460,13 @@ public final class DurableStreams {
                 || !s.waiters.isEmpty() || s.loading != null || s.storageFailure != null) {
             return;
         }
-        s.cold = true; // before the retirement: a fork's worker refused a hold from here on loads the stream
         ByteLog warm = s.log;
+        s.coldTail = warm.tail(); // before `cold`: a cold stream's tail is this
+        s.cold = true; // before the retirement: a fork's worker refused a hold from here on loads the stream
         if (!warm.retireIfUnheld()) {
             s.cold = false;
             return;
         }
-        s.coldTail = warm.tail();
         s.log = COLD_LOG;
         long bytes = warm.release();
         budget.release(s.chargedBytes);
@@ -557,9 +558,52 @@ public final class DurableStreams {
         }
         s.log = log;
         s.cold = false;
+        dropColdIndex(s);
         metrics.durableBytesHeld.add(held);
         metrics.durableStreamsLoaded.increment();
         return Load.READY;
+    }
+
+    /**
+     * Queues {@code read} of cold stream {@code s}'s file on the storage thread of its worker (after every record
+     * of it queued before); its outcome comes back on that worker. On {@code s}'s owner worker.
+     */
+    void readCold(DurableStream s, StoreWriter.FileRead read) {
+        store.writer(ownerOf(s.path)).read(store.directory().streamFile(s.path), read);
+    }
+
+    /** The memory budget (a read from a cold stream's file charges its page to the copies' share). */
+    MemoryBudget budget() {
+        return budget;
+    }
+
+    /**
+     * Keeps the index a read of cold stream {@code s}'s file built ({@link DurableStream#coldIndex}), when the
+     * stream is still cold, has none, and the heap's share takes it; else it is dropped (the next read builds it
+     * again). On {@code s}'s owner worker.
+     */
+    void keepColdIndex(DurableStream s, long[] index) {
+        if (!s.cold || s.coldIndex != null || streams.get(s.path) != s) {
+            return;
+        }
+        long bytes = coldIndexBytes(index);
+        if (budget.tryChargeHeap(bytes)) {
+            s.coldIndex = index;
+            s.heapChargedBytes += bytes;
+        }
+    }
+
+    private void dropColdIndex(DurableStream s) {
+        if (s.coldIndex != null) {
+            long bytes = coldIndexBytes(s.coldIndex);
+            s.coldIndex = null;
+            s.heapChargedBytes -= bytes;
+            budget.releaseHeap(bytes);
+        }
+    }
+
+    private static long coldIndexBytes(long[] index) {
+        return 16 + 8L * index.length;
     }
 
     private static Load failedLoad(DurableStream s, String why) {

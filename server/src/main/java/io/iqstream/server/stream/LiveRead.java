@@ -75,6 +75,8 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer, R
     private String cursor;
     private long longPollPosition;
     private boolean done;
+    /** The answer when a cold stream's page is read from its file: the request is then its, not this read's. */
+    private StreamAnswer fromFile;
     /** A live read holds a subscriber slot (--max-subscribers) until it ends. */
     private boolean readerSlot;
     /** The stream read live while {@link #readerSlot} is held (its {@link DurableStream#liveReads} counts this). */
@@ -97,10 +99,10 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer, R
     }
 
     /** Serves a GET; returns the read when it goes on live, else null (answered). */
-    static LiveRead start(StreamReply reply, List<String> offsets, String live, String clientCursor) {
+    static StreamAnswer start(StreamReply reply, List<String> offsets, String live, String clientCursor) {
         LiveRead r = new LiveRead(reply);
         r.read(offsets, live, clientCursor);
-        return r.done ? null : r;
+        return r.fromFile != null ? r.fromFile : r.done ? null : r;
     }
 
     // ---- reads ----------------------------------------------------------------------------------------------
@@ -178,21 +180,26 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer, R
         answerCatchUp(s, position, offset == null ? "-1" : offset, longPoll);
     }
 
-    /** A catch-up (or long-poll) answer with the messages after {@code position}, paged. */
+    /**
+     * A catch-up (or long-poll) answer with the messages after {@code position}, paged. A cold stream's page is
+     * read from its file instead ({@link ColdRead}), the stream left cold.
+     */
     private void answerCatchUp(DurableStream s, long position, String from, boolean longPoll) {
+        if (s.cold && !longPoll && position < s.tail()) {
+            fromFile = ColdRead.start(reply, s, position, from);
+            done = true;
+            return;
+        }
         MessageBatch parts = BATCH.get();
         parts.clear();
         s.log.collect(position, parts, MAX_READ_BYTES);
         long next = parts.isEmpty() ? Math.max(position, s.tail()) : parts.lastEnd();
-        boolean upToDate = next >= s.tail();
-        boolean closedHere = upToDate && s.isClosed();
-        String nextOffset = DurableStreamProtocol.offset(next);
-        String etag = DurableStreamProtocol.etag(path, from, nextOffset, closedHere);
-        String ifNoneMatch = reply.request().headers().get(HttpHeaderNames.IF_NONE_MATCH);
-        if (etag.equals(ifNoneMatch)) {
-            FullHttpResponse r = empty(HttpResponseStatus.NOT_MODIFIED);
-            r.headers().set(HttpHeaderNames.ETAG, etag);
-            send(r);
+        boolean closedHere = next >= s.tail() && s.isClosed();
+        String etag = DurableStreamProtocol.etag(path, from, DurableStreamProtocol.offset(next), closedHere);
+        FullHttpResponse notModified = notModified(reply, etag);
+        if (notModified != null) {
+            parts.clear();
+            send(notModified);
             return;
         }
         CompositeByteBuf content = ctx.alloc().compositeDirectBuffer(Math.max(2, parts.size() * 2 + 1));
@@ -209,23 +216,44 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer, R
         if (s.json) {
             content.addComponent(true, Unpooled.wrappedBuffer(new byte[] {']'}));
         }
+        send(page(reply, s, content, next, s.tail(), s.isClosed(), etag, longPoll ? nextCursor() : null));
+    }
+
+    /** The 304 answer when the request's {@code If-None-Match} names {@code etag}; else null. */
+    static FullHttpResponse notModified(StreamReply reply, String etag) {
+        if (!etag.equals(reply.request().headers().get(HttpHeaderNames.IF_NONE_MATCH))) {
+            return null;
+        }
+        FullHttpResponse r = StreamReply.empty(HttpResponseStatus.NOT_MODIFIED);
+        r.headers().set(HttpHeaderNames.ETAG, etag);
+        return r;
+    }
+
+    /**
+     * A catch-up page's answer: {@code content} (the messages, framed), ending at {@code next}, of a stream whose
+     * tail is {@code tail} and which is {@code closed} or not, with the protocol's headers ({@code cursor}: a
+     * long-poll's, or null).
+     */
+    static FullHttpResponse page(StreamReply reply, DurableStream s, ByteBuf content, long next, long tail,
+            boolean closed, String etag, String cursor) {
+        boolean upToDate = next >= tail;
         FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, content);
         r.headers().set(HttpHeaderNames.CONTENT_TYPE, s.contentType);
-        r.headers().set(NEXT_OFFSET, nextOffset);
+        r.headers().set(NEXT_OFFSET, DurableStreamProtocol.offset(next));
         if (upToDate) {
             r.headers().set(UP_TO_DATE, "true");
         }
-        if (closedHere) {
+        if (upToDate && closed) {
             r.headers().set(CLOSED, "true");
         }
-        if (longPoll) {
-            r.headers().set(CURSOR, nextCursor());
+        if (cursor != null) {
+            r.headers().set(CURSOR, cursor);
         }
         // PROTOCOL.md 10.1: a chunk stays valid once served; private when reads need a token (a CDN must key on it)
-        r.headers().set(HttpHeaderNames.CACHE_CONTROL, settings.open() ? CACHE_PUBLIC : CACHE_PRIVATE);
+        r.headers().set(HttpHeaderNames.CACHE_CONTROL, reply.settings.open() ? CACHE_PUBLIC : CACHE_PRIVATE);
         r.headers().set(HttpHeaderNames.ETAG, etag);
-        settings.metrics().durableReads.increment();
-        send(r);
+        reply.settings.metrics().durableReads.increment();
+        return r;
     }
 
     private FullHttpResponse longPollEmpty(DurableStream s, boolean withCursor) {

@@ -92,7 +92,10 @@ public final class StreamExchange implements StreamAnswer {
         DurableStream cold = settings.streams().coldFor(path,
                 request.method().equals(HttpMethod.PUT) && sourceReadable
                         ? request.headers().get(DurableStreamProtocol.FORKED_FROM) : null);
-        if (cold != null) {
+        // a catch-up of a cold stream is read from its file, a page at a time (LiveRead, ColdRead), and a HEAD
+        // needs none of its bytes: neither loads it
+        if (cold != null && !(live == null && request.method().equals(HttpMethod.GET))
+                && !request.method().equals(HttpMethod.HEAD)) {
             try {
                 return ColdLoad.start(cold, settings, ctx, request, path, body, offsets, live, cursor, keepAlive,
                         sourceReadable);

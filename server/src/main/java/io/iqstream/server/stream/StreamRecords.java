@@ -125,6 +125,45 @@ final class StreamRecords {
         }
     }
 
+    /**
+     * Where an {@link #APPEND} record's message lies in its payload, without copying it: its first byte (counted
+     * from the payload's position) in the high 32 bits, its length in the low; -1 when the record has none.
+     * IllegalArgumentException when the record is malformed. What a read of a cold stream's file uses.
+     */
+    static long messageOf(ByteBuffer p) {
+        try {
+            ByteBuffer b = p.duplicate();
+            b.get();
+            b.getLong();
+            int flags = b.get();
+            if ((flags & PRODUCER) != 0) {
+                skipString(b);
+                b.position(b.position() + 16);
+            }
+            if ((flags & SEQ) != 0) {
+                skipString(b);
+            }
+            if ((flags & HAS_DATA) == 0) {
+                return -1;
+            }
+            int length = b.getInt();
+            if (length < 0 || length > b.remaining()) {
+                throw new IllegalArgumentException("message length " + length);
+            }
+            return (long) (b.position() - p.position()) << 32 | length;
+        } catch (BufferUnderflowException | IllegalArgumentException e) {
+            throw new IllegalArgumentException("a malformed append record: " + e.getMessage(), e);
+        }
+    }
+
+    private static void skipString(ByteBuffer b) {
+        int length = b.getInt();
+        if (length < -1 || length > b.remaining()) {
+            throw new IllegalArgumentException("string length " + length);
+        }
+        b.position(b.position() + Math.max(0, length));
+    }
+
     private static int size(String s) {
         return 4 + (s == null ? 0 : s.getBytes(StandardCharsets.UTF_8).length);
     }

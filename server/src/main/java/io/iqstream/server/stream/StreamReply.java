@@ -2,6 +2,7 @@ package io.iqstream.server.stream;
 
 
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
@@ -161,7 +162,8 @@ final class StreamReply {
         }
     }
 
-    void send(FullHttpResponse r) {
+    /** Sends {@code r}; the future is done once it is written out (or failed). */
+    ChannelFuture send(FullHttpResponse r) {
         HttpHeaders h = r.headers();
         decorate(h);
         int status = r.status().code();
@@ -171,6 +173,17 @@ final class StreamReply {
         if (request != null && request.method().equals(HttpMethod.HEAD)) {
             r.content().clear();
         }
-        settings.replies().send(ctx, null, r, keepAlive);
+        return settings.replies().send(ctx, null, r, keepAlive);
+    }
+
+    /**
+     * The stream's file could not be read, or did not hold what was acknowledged (logged where that was found):
+     * 500 with {@code Retry-After}; its bytes are kept on the disk.
+     */
+    void fileUnreadable() {
+        var r = response(HttpResponseStatus.INTERNAL_SERVER_ERROR, "the stream's file cannot be read: its bytes are "
+                + "kept on the disk, not served; the server's log says why");
+        r.headers().set(HttpHeaderNames.RETRY_AFTER, "5");
+        send(r);
     }
 }

@@ -3,6 +3,7 @@ package io.iqstream.server.wire;
 import io.iqstream.server.metrics.Refusal;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -85,18 +86,22 @@ public final class HttpReplies {
 
     /**
      * Sends a ready response with CORS and keep-alive handling; closes the connection when not kept alive, after
-     * the client has had the answer ({@link LingeringCloseHandler}).
+     * the client has had the answer ({@link LingeringCloseHandler}). Returns the write's future: done once the
+     * answer is written out (or has failed).
      */
-    public void send(ChannelHandlerContext ctx, HttpRequest request, FullHttpResponse response, boolean keepAlive) {
+    public ChannelFuture send(ChannelHandlerContext ctx, HttpRequest request, FullHttpResponse response,
+            boolean keepAlive) {
         if (request != null) {
             cors.apply(request, response.headers());
         }
         if (!keepAlive) {
             response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-            LingeringCloseHandler.closeAfter(ctx.writeAndFlush(response));
-        } else {
-            ctx.writeAndFlush(response);
         }
+        ChannelFuture written = ctx.writeAndFlush(response);
+        if (!keepAlive) {
+            LingeringCloseHandler.closeAfter(written);
+        }
+        return written;
     }
 
     public static FullHttpResponse response(HttpResponseStatus status, String contentType, String body) {
