@@ -53,6 +53,24 @@ class ColdStreamsTest {
         });
     }
 
+    /** Waits until the cold pages' charge to the budget's copies share is all given back. */
+    private static void awaitPagesGivenBack(LaunchedServer s) throws Exception {
+        Conditions.await("the pages' charge given back", 30_000, () -> {
+            try {
+                return metric(s, "iqstream_memory_copies_bytes") == 0;
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+    }
+
+    /** The first stream file of the data directory {@code dir} (the only one, where a test made one). */
+    private static Path firstStreamFile(Path dir) throws IOException {
+        try (Stream<Path> files = Files.list(dir.resolve("streams"))) {
+            return files.filter(Files::isRegularFile).findFirst().orElseThrow();
+        }
+    }
+
     private static HttpResponse<String> produce(String url, long seq, String body) throws Exception {
         return send("POST", url, body, "Content-Type", TEXT, "Producer-Id", "p", "Producer-Epoch", "0",
                 "Producer-Seq", Long.toString(seq));
@@ -227,13 +245,7 @@ class ColdStreamsTest {
             String offset = warmText.get(0).headers().firstValue("Stream-Next-Offset").orElseThrow();
             assertEquals(304, send("GET", base + "text?offset=" + offset, null, "If-None-Match", etag)
                     .statusCode());
-            Conditions.await("the pages' charge given back", 30_000, () -> {
-                try {
-                    return metric(s, "iqstream_memory_copies_bytes") == 0;
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                }
-            });
+            awaitPagesGivenBack(s);
             s.assertNoLeaks();
         }
         try (LaunchedServer s = start(dir)) {
@@ -268,13 +280,7 @@ class ColdStreamsTest {
             assertEquals("small", send("GET", base + "small?offset=-1", null).body());
             assertEquals(0, metric(s, "iqstream_durable_streams_loaded_total"), "nothing loaded");
             assertEquals(0, metric(s, "iqstream_durable_bytes_held"), "nothing held");
-            Conditions.await("the pages' charge given back", 30_000, () -> {
-                try {
-                    return metric(s, "iqstream_memory_copies_bytes") == 0;
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                }
-            });
+            awaitPagesGivenBack(s);
             s.assertNoLeaks();
         }
     }
@@ -294,10 +300,7 @@ class ColdStreamsTest {
                         .statusCode());
             }
             awaitCold(s, 1);
-            Path file;
-            try (Stream<Path> files = Files.list(dir.resolve("streams"))) {
-                file = files.filter(Files::isRegularFile).findFirst().orElseThrow();
-            }
+            Path file = firstStreamFile(dir);
             assertEquals(201, send("PUT", base + "whole", "intact", "Content-Type", TEXT).statusCode());
             awaitCold(s, 2);
             byte[] bytes = Files.readAllBytes(file);
@@ -360,10 +363,7 @@ class ColdStreamsTest {
             assertEquals(201, send("PUT", url, null, "Content-Type", TEXT).statusCode());
             assertEquals(204, send("POST", url, "one,", "Content-Type", TEXT).statusCode());
             awaitCold(s, 1);
-            Path file;
-            try (Stream<Path> files = Files.list(dir.resolve("streams"))) {
-                file = files.filter(Files::isRegularFile).findFirst().orElseThrow();
-            }
+            Path file = firstStreamFile(dir);
             Path aside = dir.resolve("held.aside");
             Files.move(file, aside);
             Process mkfifo = new ProcessBuilder("mkfifo", file.toString()).inheritIO().start();
