@@ -91,33 +91,33 @@ public final class RunSpill {
      */
     public static int recover(DataDirectory dir, java.util.function.Function<String, RunRegistry> ownerOf,
             long nowMs) throws IOException {
-        int n = 0;
-        for (RecordFile.Recovered f : dir.recoverRuns()) {
+        int[] n = {0};
+        dir.recoverRuns(f -> { // one file's records at a time
             String name = f.path().getFileName().toString();
             if (f.cutBytes() > 0) {
                 LOG.warn("run file {}: cut {} bytes of a torn tail", name, f.cutBytes());
             }
             if (f.damagedAt() >= 0) {
                 LOG.error("run file {}: damaged at byte {}; left in place, not served", name, f.damagedAt());
-                continue;
+                return;
             }
             Saved saved;
             try {
                 saved = parse(f.payloads());
             } catch (IOException e) {
                 LOG.error("run file {}: {}; left in place, not served", name, e.getMessage());
-                continue;
+                return;
             }
             if (!dir.runFile(saved.runId()).equals(f.path())) {
                 LOG.error("run file {} holds run {}, whose file is another; left in place, not served", name,
                         saved.runId());
-                continue;
+                return;
             }
             if (ownerOf.apply(saved.runId()).restore(saved, nowMs)) {
-                n++;
+                n[0]++;
             }
-        }
-        return n;
+        });
+        return n[0];
     }
 
     /** Queues a read of {@code runId}'s file; {@code loaded} gets what it holds, or the reason it cannot. */

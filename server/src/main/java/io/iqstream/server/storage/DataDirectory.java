@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.stream.Stream;
@@ -86,26 +85,40 @@ public final class DataDirectory implements AutoCloseable {
         }
     }
 
-    /** Every stream file, recovered ({@link RecordFile#recover}: torn tails cut); at start, before serving. */
-    public List<RecordFile.Recovered> recoverStreams() throws IOException {
-        return recover(streams);
+    /** What a recovery does with each file, in turn: its records are dropped once it returns. */
+    public interface Recovering {
+        void recovered(RecordFile.Recovered file) throws IOException;
+    }
+
+    /**
+     * Recovers every stream file ({@link RecordFile#recover}: torn tails cut) and hands each to {@code each}, one
+     * at a time, in file-name order: a start holds one file's records at a time, never the whole directory (which
+     * may be far larger than the heap). At start, before serving.
+     */
+    public void recoverStreams(Recovering each) throws IOException {
+        recover(streams, each);
     }
 
     /** Every ended run's file, recovered as {@link #recoverStreams} does; at start, before serving. */
-    public List<RecordFile.Recovered> recoverRuns() throws IOException {
-        return recover(runs);
+    public void recoverRuns(Recovering each) throws IOException {
+        recover(runs, each);
     }
 
-    private static List<RecordFile.Recovered> recover(Path folder) throws IOException {
-        List<Path> files;
+    /** Every stream file's path, in file-name order. */
+    public List<Path> streamFiles() throws IOException {
+        return files(streams);
+    }
+
+    private static List<Path> files(Path folder) throws IOException {
         try (Stream<Path> all = Files.list(folder)) {
-            files = all.filter(p -> p.getFileName().toString().endsWith(SUFFIX)).sorted().toList();
+            return all.filter(p -> p.getFileName().toString().endsWith(SUFFIX)).sorted().toList();
         }
-        List<RecordFile.Recovered> out = new ArrayList<>(files.size());
-        for (Path f : files) {
-            out.add(RecordFile.recover(f));
+    }
+
+    private static void recover(Path folder, Recovering each) throws IOException {
+        for (Path f : files(folder)) {
+            each.recovered(RecordFile.recover(f));
         }
-        return out;
     }
 
     /** Bytes of every stream and run file now. */

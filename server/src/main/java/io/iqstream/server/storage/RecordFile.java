@@ -185,6 +185,27 @@ public final class RecordFile {
         }
     }
 
+    /**
+     * The first record's payload of {@code file} (a copy), read through a {@link Scanner} (a window, not the file);
+     * null when the file has none that is whole.
+     */
+    public static ByteBuffer firstRecord(Path file) throws IOException {
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
+            ByteBuffer p = new Scanner(ch, 0).next();
+            if (p == null) {
+                return null;
+            }
+            ByteBuffer copy = ByteBuffer.allocate(p.remaining());
+            copy.put(p).flip();
+            return copy;
+        } catch (IOException e) {
+            if (!Files.exists(file)) {
+                throw e;
+            }
+            return null; // not whole: what recovery finds in it is said there
+        }
+    }
+
     /** What a {@link Scanner} reads at a time (less when the file ends first). */
     public static final int WINDOW_BYTES = 64 * 1024;
 

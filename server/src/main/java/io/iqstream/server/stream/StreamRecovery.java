@@ -8,6 +8,8 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.Unpooled;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,6 +23,11 @@ import org.slf4j.LoggerFactory;
  * message with its boundaries, producer state and {@code Stream-Seq}, the closure, a soft deletion — sources before
  * their forks, which hold them as they did. A stream's sliding TTL starts again at the restart; an expiry stays.
  *
+ * <p>One file's records at a time: a data directory may be many times the heap. A first pass reads each file's
+ * first record only (which streams are forks' sources); the second recovers each file in turn and makes its
+ * stream at once (cold unless a fork's source), dropping its records; forks, rare, are read again after their
+ * sources are made.
+ *
  * <p>A file whose first record is not a creation, or whose records do not parse, is left in place, logged, and not
  * served; so is a fork whose source is missing. The rest start.
  *
@@ -30,7 +37,8 @@ import org.slf4j.LoggerFactory;
 final class StreamRecovery {
     private static final Logger LOG = LoggerFactory.getLogger(StreamRecovery.class);
 
-    private record Loaded(String file, StreamRecords.Create create, List<ByteBuffer> rest) {}
+    /** A stream file's creation and, once read, its other records ({@code rest}; null until then). */
+    private record Loaded(String file, StreamRecords.Create create, Path path, List<ByteBuffer> rest) {}
 
     private StreamRecovery() {}
 
@@ -38,69 +46,84 @@ final class StreamRecovery {
     static int recover(DurableStreams streams, StreamStore store, Metrics metrics, ByteBufAllocator alloc)
             throws IOException {
         long t0 = System.nanoTime();
-        Map<String, Loaded> byPath = new LinkedHashMap<>();
-        long cut = 0;
-        for (RecordFile.Recovered f : store.directory().recoverStreams()) {
+        // which streams are forks' sources: each file's first record names its source (a window of each file)
+        java.util.Set<String> sources = new java.util.HashSet<>();
+        for (Path file : store.directory().streamFiles()) {
+            ByteBuffer first = RecordFile.firstRecord(file);
+            StreamRecords.Create c = first != null && StreamRecords.kind(first) == StreamRecords.CREATE
+                    ? StreamRecords.readCreate(first) : null;
+            if (c != null && c.parentPath() != null) {
+                sources.add(c.parentPath());
+            }
+        }
+        // each file in turn: a stream that is no fork is made from it at once, and its records dropped (a start
+        // holds one file's at a time); a stream neither a fork nor a fork's source starts cold (--cold-after): its
+        // bytes stay in its file until a request needs them. Forks wait for their sources (below).
+        Map<String, Loaded> forks = new LinkedHashMap<>();
+        Map<String, DurableStream> made = new HashMap<>();
+        long[] cut = {0};
+        store.directory().recoverStreams(f -> {
             String name = f.path().getFileName().toString();
             if (f.cutBytes() > 0) {
-                cut += f.cutBytes();
+                cut[0] += f.cutBytes();
                 LOG.warn("stream file {}: cut {} bytes of a torn tail (a write not acknowledged)", name,
                         f.cutBytes());
             }
             if (f.damagedAt() >= 0) {
                 damaged(streams, name, "a record at byte " + f.damagedAt() + " is not whole and more data follows it");
-                continue;
+                return;
             }
             if (f.payloads().isEmpty()) {
-                continue;
+                return;
             }
             StreamRecords.Create c = StreamRecords.kind(f.payloads().get(0)) == StreamRecords.CREATE
                     ? StreamRecords.readCreate(f.payloads().get(0)) : null;
             if (c == null) {
                 damaged(streams, name, "its first record is not a stream's creation");
-                continue;
+                return;
             }
-            byPath.put(c.path(), new Loaded(name, c, f.payloads().subList(1, f.payloads().size())));
-        }
-        // a stream neither a fork nor a fork's source starts cold (--cold-after): its bytes stay in its file until
-        // a request needs them, so a start holds in memory what the streams' bookkeeping takes, not their bytes
-        java.util.Set<String> sources = new java.util.HashSet<>();
-        for (Loaded l : byPath.values()) {
-            if (l.create().parentPath() != null) {
-                sources.add(l.create().parentPath());
+            if (made.containsKey(c.path()) || forks.containsKey(c.path())) {
+                damaged(streams, name, "another file holds the stream " + c.path());
+                return;
             }
-        }
-        Map<String, DurableStream> made = new HashMap<>();
+            if (c.parentPath() != null) {
+                forks.put(c.path(), new Loaded(name, c, f.path(), null)); // read again once its source is made
+                return;
+            }
+            Loaded l = new Loaded(name, c, f.path(), f.payloads().subList(1, f.payloads().size()));
+            made.put(c.path(), make(streams, l, null, alloc, streams.keepsColdStreams()
+                    && !sources.contains(c.path())));
+        });
+        // forks, each once its source is made (a fork of a fork after it), each file read again
         boolean progress = true;
-        while (progress && made.size() < byPath.size()) {
+        while (progress && !forks.isEmpty()) {
             progress = false;
-            for (Loaded l : byPath.values()) {
+            for (java.util.Iterator<Loaded> it = forks.values().iterator(); it.hasNext(); ) {
+                Loaded l = it.next();
                 String parentPath = l.create().parentPath();
-                if (made.containsKey(l.create().path()) || parentPath != null && !made.containsKey(parentPath)) {
+                if (!made.containsKey(parentPath)) {
                     continue;
                 }
-                DurableStream parent = parentPath == null ? null : made.get(parentPath);
-                if (parentPath != null && parent == null) {
+                it.remove();
+                progress = true;
+                DurableStream parent = made.get(parentPath);
+                if (parent == null) {
                     damaged(streams, l.file(), "the fork's source " + parentPath + " was not recovered");
                     made.put(l.create().path(), null);
-                    progress = true;
                     continue;
                 }
-                DurableStream s = make(streams, l, parent, alloc, streams.keepsColdStreams() && parent == null
-                        && !sources.contains(l.create().path()));
-                if (s != null) {
-                    made.put(s.path, s);
-                    progress = true;
-                } else {
+                RecordFile.Records r = RecordFile.parse(Files.readAllBytes(l.path()));
+                if (r.damaged() || r.payloads().isEmpty()) {
+                    damaged(streams, l.file(), "it changed while the server started");
                     made.put(l.create().path(), null);
+                    continue;
                 }
+                Loaded whole = new Loaded(l.file(), l.create(), l.path(), r.payloads().subList(1, r.payloads().size()));
+                made.put(l.create().path(), make(streams, whole, parent, alloc, false));
             }
         }
-        for (Loaded l : byPath.values()) {
-            if (!made.containsKey(l.create().path())) {
-                damaged(streams, l.file(), "the fork's source " + l.create().parentPath()
-                        + " is not in the data directory");
-            }
+        for (Loaded l : forks.values()) {
+            damaged(streams, l.file(), "the fork's source " + l.create().parentPath() + " is not in the data directory");
         }
         int n = 0;
         for (DurableStream s : made.values()) {
@@ -114,7 +137,7 @@ final class StreamRecovery {
             }
         }
         metrics.durableStreamsRecovered.add(n);
-        metrics.durableRecoveryCutBytes.add(cut);
+        metrics.durableRecoveryCutBytes.add(cut[0]);
         metrics.durableRecoveryMs = (System.nanoTime() - t0) / 1_000_000;
         return n;
     }

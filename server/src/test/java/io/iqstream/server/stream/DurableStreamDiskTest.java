@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.iqstream.server.testing.LaunchedServer;
+import io.iqstream.server.testing.MetricValues;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.channels.FileChannel;
@@ -243,6 +244,40 @@ class DurableStreamDiskTest {
             assertEquals(204, send("POST", base + "b", chunk, "Content-Type", TEXT).statusCode());
         } finally {
             server.close();
+        }
+    }
+
+    /**
+     * A data directory several times larger than the heap (128 MiB of streams; a 16 MiB budget's server has a
+     * 48 MiB heap) starts: recovery holds one file's records at a time, never the directory. Its streams start
+     * cold and are read from their files; a fork, recovered after its source, reads the source's bytes and its own.
+     */
+    @Test
+    void aDataDirectoryLargerThanTheHeapStarts(@TempDir Path dir) throws Exception {
+        String message = "m".repeat(2 << 20);
+        try (LaunchedServer s = start(dir, "--memory-budget", "512m", "--max-event-bytes", "3m")) {
+            String base = s.base() + "/v1/stream/big/";
+            for (int i = 0; i < 16; i++) {
+                assertEquals(201, send("PUT", base + i, null, "Content-Type", TEXT).statusCode());
+                for (int k = 0; k < 4; k++) {
+                    assertEquals(204, send("POST", base + i, k + message, "Content-Type", TEXT).statusCode());
+                }
+            }
+            assertEquals(201, send("PUT", base + "fork", null, "Stream-Forked-From", "/v1/stream/big/0",
+                    "Stream-Fork-Offset", DurableStreamProtocol.offset(message.length() + 1)).statusCode());
+            assertEquals(204, send("POST", base + "fork", "own", "Content-Type", TEXT).statusCode());
+        }
+        try (LaunchedServer s = start(dir, "--cold-after", "1s")) {
+            String base = s.base() + "/v1/stream/big/";
+            assertEquals(17, MetricValues.of(s.base(), "iqstream_durable_streams_recovered"));
+            for (int i = 0; i < 16; i += 5) {
+                HttpResponse<String> r = send("GET", base + i + "?offset="
+                        + DurableStreamProtocol.offset(2L * (message.length() + 1)), null);
+                assertEquals(200, r.statusCode(), "stream " + i);
+                assertEquals("2" + message, r.body(), "stream " + i + "'s third message");
+            }
+            assertEquals("0" + message + "own", readAll(base + "fork"));
+            s.assertNoLeaks();
         }
     }
 
