@@ -238,6 +238,11 @@ public final class StreamExchange implements StreamAnswer {
         ByteBuf prefix = null;
         if (forkedFrom != null) {
             parent = sourceReadable ? streams.parentFor(forkedFrom, now) : null;
+            String sourceDamage = parent == null && sourceReadable ? streams.damageOf(forkedFrom) : null;
+            if (sourceDamage != null) {
+                reply.damaged(sourceDamage); // the source's file is damaged: said so, never "no stream"
+                return;
+            }
             if (parent == null) {
                 refuse(HttpResponseStatus.NOT_FOUND, "no stream to fork at " + forkedFrom);
                 return;

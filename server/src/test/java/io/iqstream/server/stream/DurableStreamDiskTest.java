@@ -354,8 +354,8 @@ class DurableStreamDiskTest {
     /**
      * Damage that is no crash's torn tail (a byte flipped in a record with more records after it) is never cut and
      * never served as if the stream ended there: the file is left byte for byte as it was, that stream answers 500
-     * {@code stream_damaged} to every request (a PUT does not create it again over its file), and the other streams
-     * start and serve.
+     * {@code stream_damaged} to every request (a PUT does not create it again over its file; a fork of it is told so,
+     * not 404), and the other streams start and serve.
      */
     @Test
     void aDamagedFileIsLeftAsItIsAndItsStreamAnswers500WhileTheOthersServe(@TempDir Path dir) throws Exception {
@@ -396,6 +396,12 @@ class DurableStreamDiskTest {
                 }
             }
             assertEquals(expected("fine", 5), send("GET", base + "fine?offset=-1", null).body());
+            // a fork of it is told the same, not "no stream to fork" (404)
+            HttpResponse<String> fork = send("PUT", base + "fork", null, "Stream-Forked-From",
+                    "/v1/stream/damage/hurt");
+            assertEquals(500, fork.statusCode(), fork.body());
+            assertTrue(fork.body().contains("stream_damaged"), fork.body());
+            assertEquals(404, send("HEAD", base + "fork", null).statusCode(), "no fork made");
             String metrics = send("GET", server.base() + "/metrics", null).body();
             assertTrue(metrics.contains("\niqstream_durable_streams_damaged 1\n"), "one damaged file counted");
             assertTrue(metrics.contains("\niqstream_durable_recovery_cut_bytes 0\n"), "nothing cut");
