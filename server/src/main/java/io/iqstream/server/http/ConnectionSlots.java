@@ -7,6 +7,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.OperatingSystemMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -78,7 +79,7 @@ public final class ConnectionSlots {
      * (a loop shutting down closes only the channels registered on it at that moment, then ends).
      */
     public void closeAll(long timeoutMs) {
-        List<ChannelFuture> closing = new java.util.ArrayList<>(channels.size());
+        List<ChannelFuture> closing = new ArrayList<>(channels.size());
         for (Channel c : channels) {
             closing.add(c.close());
         }

@@ -62,6 +62,14 @@ public final class RecordFile {
      */
     public record Records(List<ByteBuffer> payloads, int wholeBytes, boolean damaged) {}
 
+    /**
+     * Where the record of {@code payload} starts in its file: for a payload that {@link #parse} or {@link #recover}
+     * gave (a slice of the file's bytes).
+     */
+    public static long positionOf(ByteBuffer payload) {
+        return payload.arrayOffset() - HEADER_BYTES;
+    }
+
     /** Parses {@code bytes}: every whole, checksummed record from the start, stopping at the first that is not. */
     public static Records parse(byte[] bytes) {
         List<ByteBuffer> payloads = new ArrayList<>();

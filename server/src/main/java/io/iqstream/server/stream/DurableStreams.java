@@ -602,7 +602,8 @@ public final class DurableStreams {
         }
     }
 
-    private static long coldIndexBytes(long[] index) {
+    /** What a cold stream's index costs on the heap. */
+    static long coldIndexBytes(long[] index) {
         return 16 + 8L * index.length;
     }
 

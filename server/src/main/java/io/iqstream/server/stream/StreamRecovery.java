@@ -42,6 +42,21 @@ final class StreamRecovery {
 
     private StreamRecovery() {}
 
+    /** A growing array of (stream position, file position) pairs. */
+    private static final class Entries {
+        long[] array = new long[8];
+        int size;
+    }
+
+    private static Entries add(Entries e, long position, long filePosition) {
+        if (e.size + 2 > e.array.length) {
+            e.array = java.util.Arrays.copyOf(e.array, e.array.length * 2);
+        }
+        e.array[e.size++] = position;
+        e.array[e.size++] = filePosition;
+        return e;
+    }
+
     /** Recovers every stream of {@code store} into {@code streams}; returns how many. */
     static int recover(DurableStreams streams, StreamStore store, Metrics metrics, ByteBufAllocator alloc)
             throws IOException {
@@ -166,6 +181,9 @@ final class StreamRecovery {
         long heap = DurableStreams.bookkeepingBytes(c.path(), c.contentType(), c.expiresAt());
         long logBytes = 0;
         long held = 0;
+        // a cold stream's index, as a read of its file would build it (ColdRead): its start, then a pair per stride
+        Entries index = add(new Entries(), 0, 0);
+        long lastEntry = 0;
         if (c.createdClosed()) {
             s.close();
         }
@@ -185,6 +203,10 @@ final class StreamRecovery {
                 return null;
             }
             if (a.data() != null && cold) {
+                if (s.coldTail - lastEntry >= ColdRead.INDEX_STRIDE_BYTES) { // where later pages start reading
+                    index = add(index, s.coldTail, RecordFile.positionOf(p));
+                    lastEntry = s.coldTail;
+                }
                 s.coldTail += a.data().length;
             } else if (a.data() != null) {
                 logBytes += s.log.chargeFor(a.data().length);
@@ -211,6 +233,8 @@ final class StreamRecovery {
         if (cold && !s.softDeleted) {
             s.log.retireIfUnheld();
             s.cold = true;
+            s.coldIndex = java.util.Arrays.copyOf(index.array, index.size);
+            heap += DurableStreams.coldIndexBytes(s.coldIndex);
         }
         if (!streams.chargeRecovered(s, heap, logBytes)) {
             LOG.warn("stream {}: recovered past the memory budget (what was acknowledged is loaded whatever the "
