@@ -3,15 +3,12 @@ package io.iqstream.server.stream;
 import io.iqstream.server.admission.MemoryBudget;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.run.ByteLog;
-import io.iqstream.server.storage.RecordFile;
 import io.iqstream.server.storage.StoreWriter;
 import io.iqstream.server.storage.StreamStore;
 import io.iqstream.server.worker.Workers;
 import java.io.IOException;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoop;
-import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
@@ -512,54 +509,34 @@ public final class DurableStreams {
         }
         s.loading = new ArrayList<>(2);
         s.loading.add(then);
-        store.writer(ownerOf(s.path)).read(store.directory().streamFile(s.path), (bytes, failure) -> {
-            Load result = failure != null ? failedLoad(s, failure.toString()) : fill(s, alloc, bytes);
-            List<Consumer<Load>> waiting = s.loading;
-            s.loading = null;
-            for (Consumer<Load> w : waiting) {
-                w.accept(result);
-            }
-        });
+        store.writer(ownerOf(s.path)).read(store.directory().streamFile(s.path),
+                new StreamFileLoad(alloc, budget, s.coldTail, load -> {
+                    Load result = adopt(s, load);
+                    List<Consumer<Load>> waiting = s.loading;
+                    s.loading = null;
+                    for (Consumer<Load> w : waiting) {
+                        w.accept(result);
+                    }
+                }));
     }
 
-    /** Makes a cold stream's log again from its file's records; READY once its bytes are in memory. */
-    private Load fill(DurableStream s, ByteBufAllocator alloc, byte[] bytes) {
-        if (!s.cold || streams.get(s.path) != s) {
-            return Load.READY; // freed while it loaded (deleted, expired): the request answers 404 itself
+    /** Swaps in the log a cold stream's load made; READY once its bytes are in memory (and charged). */
+    private Load adopt(DurableStream s, StreamFileLoad load) {
+        if (load.failure() != null) {
+            return failedLoad(s, load.failure());
         }
-        ByteLog log = new ByteLog(alloc);
-        long charge = 0;
-        long held = 0;
-        List<ByteBuffer> records = RecordFile.parse(bytes).payloads();
-        for (int i = 1; i < records.size(); i++) { // the first is the stream's creation
-            ByteBuffer p = records.get(i);
-            if (StreamRecords.kind(p) != StreamRecords.APPEND) {
-                continue;
-            }
-            StreamRecords.Append a = StreamRecords.readAppend(p);
-            if (a == null) {
-                log.release();
-                return failedLoad(s, "record " + i + " does not parse");
-            }
-            if (a.data() != null) {
-                charge += log.chargeFor(a.data().length);
-                log.appendCommitted(Unpooled.wrappedBuffer(a.data()));
-                held += a.data().length;
-            }
-        }
-        if (log.tail() != s.coldTail) {
-            log.release();
-            return failedLoad(s, "it holds " + log.tail() + " bytes of messages, not the " + s.coldTail
-                    + " acknowledged");
-        }
-        if (!charge(s, charge)) {
-            log.release();
+        if (load.overBudget()) {
             return Load.OVER_BUDGET;
         }
-        s.log = log;
+        if (!s.cold || streams.get(s.path) != s) {
+            load.giveBack();
+            return Load.READY; // freed while it loaded (deleted, expired): the request answers 404 itself
+        }
+        s.log = load.log();
+        s.chargedBytes += load.chargedBytes();
         s.cold = false;
         dropColdIndex(s);
-        metrics.durableBytesHeld.add(held);
+        metrics.durableBytesHeld.add(load.heldBytes());
         metrics.durableStreamsLoaded.increment();
         return Load.READY;
     }

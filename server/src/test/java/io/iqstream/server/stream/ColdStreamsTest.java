@@ -351,39 +351,44 @@ class ColdStreamsTest {
     /**
      * A request on a cold stream holds its body while the stream's file is read, and the body stays charged to the
      * budget until the request is served: a client cannot make the server hold bodies it does not count by sending
-     * them to cold streams. The load is held open on a real file system: the stream's file is swapped for a named
-     * pipe, which the storage thread's read waits on until the test writes the file's bytes into it. One worker, so
-     * the metrics answered after the read began are answered after the request was handed to the load.
+     * them to cold streams. The load is held back on a real file system: one worker, so one storage thread, kept
+     * busy by a catch-up of another cold stream whose file was swapped for a named pipe (its read waits in the
+     * pipe's open until the test opens the other end); the load is queued behind it. The metrics answered while it
+     * waits are answered after the request was handed to the load.
      */
     @Test
     void aBodyWaitingForAColdStreamsLoadStaysCharged(@TempDir Path dir) throws Exception {
         try (LaunchedServer s = LaunchedServer.start("--durability", "disk", "--data-dir", dir.toString(), "--auth",
                 "none", "--durable-streams-open", "true", "--cold-after", "1s", "--workers", "1")) {
+            String blocker = s.base() + "/v1/stream/cold/blocker";
+            assertEquals(201, send("PUT", blocker, "b", "Content-Type", TEXT).statusCode());
+            awaitCold(s, 1);
+            Path file = firstStreamFile(dir);
             String url = s.base() + "/v1/stream/cold/held";
             assertEquals(201, send("PUT", url, null, "Content-Type", TEXT).statusCode());
             assertEquals(204, send("POST", url, "one,", "Content-Type", TEXT).statusCode());
-            awaitCold(s, 1);
-            Path file = firstStreamFile(dir);
-            Path aside = dir.resolve("held.aside");
+            awaitCold(s, 2);
+            Path aside = dir.resolve("blocker.aside");
             Files.move(file, aside);
             Process mkfifo = new ProcessBuilder("mkfifo", file.toString()).inheritIO().start();
             assertEquals(0, mkfifo.waitFor(), "mkfifo");
+            CompletableFuture<HttpResponse<String>> blocked = async("GET", blocker + "?offset=-1", null, TEXT);
             long used0 = metric(s, "iqstream_memory_used_bytes");
             String body = "b".repeat(512 * 1024);
-            // a JSON body on a text stream: once loaded it is refused (409), so nothing is written to the pipe
-            CompletableFuture<HttpResponse<String>> post = CompletableFuture.supplyAsync(() -> {
+            // a JSON body on a text stream: once loaded it is refused (409), nothing written
+            CompletableFuture<HttpResponse<String>> post = async("POST", url, body, "application/json");
+            Conditions.await("the body charged while the load waits", 30_000, () -> {
                 try {
-                    return send("POST", url, body, "Content-Type", "application/json");
-                } catch (IOException | InterruptedException e) {
-                    throw new IllegalStateException(e);
+                    return metric(s, "iqstream_memory_used_bytes") - used0 >= body.length();
+                } catch (Exception e) {
+                    throw new AssertionError(e);
                 }
             });
-            try (OutputStream pipe = Files.newOutputStream(file)) { // opens once the load's read has opened it
-                long during = metric(s, "iqstream_memory_used_bytes") - used0;
-                assertTrue(during >= body.length(), "the body stays charged while the stream loads: "
-                        + during + " bytes more than before, the body " + body.length());
-                pipe.write(Files.readAllBytes(aside));
+            assertTrue(!post.isDone(), "the load waits behind the blocked read");
+            try (OutputStream pipe = Files.newOutputStream(file)) { // lets the blocked read go on (to fail)
+                pipe.flush();
             }
+            assertEquals(500, blocked.get(30, TimeUnit.SECONDS).statusCode(), "a pipe is no stream file");
             HttpResponse<String> r = post.get(30, TimeUnit.SECONDS);
             assertEquals(409, r.statusCode(), r.body());
             Files.delete(file);
@@ -397,5 +402,16 @@ class ColdStreamsTest {
             });
             assertEquals("one,", send("GET", url + "?offset=-1", null).body());
         }
+    }
+
+    private static CompletableFuture<HttpResponse<String>> async(String method, String url, String body,
+            String contentType) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return send(method, url, body, "Content-Type", contentType);
+            } catch (IOException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
     }
 }
