@@ -286,6 +286,46 @@ class ColdStreamsTest {
     }
 
     /**
+     * A write to a cold stream loads it, each message charged before it is copied back: with the budget held by
+     * another stream (read live, so it stays in memory), the load is refused 503 with Retry-After, holds nothing
+     * and gives its charge back; once the other stream is deleted, the same write loads it and is stored.
+     */
+    @Test
+    void aLoadPastTheBudgetIs503AndHoldsNothing(@TempDir Path dir) throws Exception {
+        try (LaunchedServer s = LaunchedServer.start("--durability", "disk", "--data-dir", dir.toString(), "--auth",
+                "none", "--durable-streams-open", "true", "--cold-after", "1s", "--memory-budget", "1m")) {
+            String base = s.base() + "/v1/stream/load/";
+            String message = "L".repeat(200 * 1024);
+            assertEquals(201, send("PUT", base + "big", null, "Content-Type", TEXT).statusCode());
+            for (int i = 0; i < 3; i++) {
+                assertEquals(204, send("POST", base + "big", message, "Content-Type", TEXT).statusCode());
+            }
+            awaitCold(s, 1);
+            assertEquals(201, send("PUT", base + "filler", null, "Content-Type", TEXT).statusCode());
+            for (int i = 0; i < 3; i++) {
+                assertEquals(204, send("POST", base + "filler", message, "Content-Type", TEXT).statusCode());
+            }
+            HttpResponse<Stream<String>> sse = DurableHttp.lines(base + "filler?offset=-1&live=sse");
+            assertTrue(DurableHttp.readUntil(sse.body().iterator(), "upToDate", new StringBuilder()));
+            long held = metric(s, "iqstream_durable_bytes_held");
+            assertEquals(3L * message.length(), held, "the filler only");
+
+            HttpResponse<String> r = send("POST", base + "big", "x", "Content-Type", TEXT);
+            assertEquals(503, r.statusCode(), r.body());
+            assertEquals("1", r.headers().firstValue("Retry-After").orElseThrow());
+            assertEquals(held, metric(s, "iqstream_durable_bytes_held"), "the refused load holds nothing");
+            assertEquals(0, metric(s, "iqstream_durable_streams_loaded_total"));
+
+            sse.body().close();
+            assertEquals(204, send("DELETE", base + "filler", null).statusCode());
+            assertEquals(204, send("POST", base + "big", "x", "Content-Type", TEXT).statusCode());
+            assertEquals(1, metric(s, "iqstream_durable_streams_loaded_total"));
+            assertEquals(message.repeat(3) + "x", readAll(base + "big"));
+            s.assertNoLeaks();
+        }
+    }
+
+    /**
      * A cold stream whose file was damaged while the server ran (a byte flipped in a middle record) answers its
      * catch-up 500, never the pages before the damage as if they were the stream; another cold stream is read.
      */
