@@ -33,7 +33,9 @@ import org.slf4j.LoggerFactory;
  * producer's state, so a page is copied out of the records (into pooled buffers) rather than sent from the file
  * with {@code sendfile}: the kernel would need one region per message, and TLS none at all.
  *
- * <p>A stream read live, or written, is loaded as before ({@link ColdLoad}). One per request: {@link #read} on the
+ * <p>A long-poll behind the tail is answered the same way, with its cursor; one at the tail waits without the
+ * stream's bytes (the append that wakes it loads them). An SSE read, or a write, loads the stream ({@link
+ * ColdLoad}). One per request: {@link #read} on the
  * storage thread, everything else on the stream's owner worker.
  */
 final class ColdRead implements StreamAnswer, StoreWriter.FileRead {
@@ -54,6 +56,8 @@ final class ColdRead implements StreamAnswer, StoreWriter.FileRead {
     private final boolean closed;
     private final boolean json;
     private final long[] index;
+    /** A long-poll's {@code Stream-Cursor}, or null for a catch-up. */
+    private final String cursor;
 
     // found on the storage thread, read on the worker after (the queue's hand-off orders them)
     private final List<ByteBuf> chunks = new ArrayList<>(2);
@@ -69,7 +73,7 @@ final class ColdRead implements StreamAnswer, StoreWriter.FileRead {
     private boolean connectionClosed;
     private Consumer<Boolean> whenDone;
 
-    private ColdRead(StreamReply reply, DurableStream s, long position, String from) {
+    private ColdRead(StreamReply reply, DurableStream s, long position, String from, String cursor) {
         this.reply = reply;
         this.stream = s;
         this.position = position;
@@ -80,11 +84,15 @@ final class ColdRead implements StreamAnswer, StoreWriter.FileRead {
         this.closed = s.isClosed();
         this.json = s.json;
         this.index = s.coldIndex;
+        this.cursor = cursor;
     }
 
-    /** Reads the page of cold stream {@code s} after {@code position} ({@code from}: the offset as asked). */
-    static ColdRead start(StreamReply reply, DurableStream s, long position, String from) {
-        ColdRead r = new ColdRead(reply, s, position, from);
+    /**
+     * Reads the page of cold stream {@code s} after {@code position} ({@code from}: the offset as asked; {@code
+     * cursor}: a long-poll's next {@code Stream-Cursor}, or null).
+     */
+    static ColdRead start(StreamReply reply, DurableStream s, long position, String from, String cursor) {
+        ColdRead r = new ColdRead(reply, s, position, from, cursor);
         reply.streams.readCold(s, r);
         return r;
     }
@@ -276,7 +284,7 @@ final class ColdRead implements StreamAnswer, StoreWriter.FileRead {
         chunks.clear();
         long charge = chargedBytes;
         chargedBytes = 0;
-        ChannelFuture written = reply.send(LiveRead.page(reply, stream, content, next, tail, closed, etag, null));
+        ChannelFuture written = reply.send(LiveRead.page(reply, stream, content, next, tail, closed, etag, cursor));
         written.addListener(f -> budget.releaseCopy(charge));
     }
 

@@ -182,11 +182,12 @@ public final class LiveRead implements DurableStream.TailWaiter, StreamAnswer, R
 
     /**
      * A catch-up (or long-poll) answer with the messages after {@code position}, paged. A cold stream's page is
-     * read from its file instead ({@link ColdRead}), the stream left cold.
+     * read from its file instead ({@link ColdRead}), the stream left cold (a long-poll at its tail waits as on any
+     * stream: the append that wakes it loads the stream first).
      */
     private void answerCatchUp(DurableStream s, long position, String from, boolean longPoll) {
-        if (s.cold && !longPoll && position < s.tail()) {
-            fromFile = ColdRead.start(reply, s, position, from);
+        if (s.cold && position < s.tail()) {
+            fromFile = ColdRead.start(reply, s, position, from, longPoll ? nextCursor() : null);
             done = true;
             return;
         }

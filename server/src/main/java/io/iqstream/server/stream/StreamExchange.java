@@ -92,10 +92,11 @@ public final class StreamExchange implements StreamAnswer {
         DurableStream cold = settings.streams().coldFor(path,
                 request.method().equals(HttpMethod.PUT) && sourceReadable
                         ? request.headers().get(DurableStreamProtocol.FORKED_FROM) : null);
-        // a catch-up of a cold stream is read from its file, a page at a time (LiveRead, ColdRead), and a HEAD
-        // needs none of its bytes: neither loads it
-        if (cold != null && !(live == null && request.method().equals(HttpMethod.GET))
-                && !request.method().equals(HttpMethod.HEAD)) {
+        // a catch-up or a long-poll of a cold stream is read from its file, a page at a time (LiveRead, ColdRead),
+        // a long-poll at its tail waits without its bytes, and a HEAD needs none of them: none of these loads it
+        boolean fromFile = request.method().equals(HttpMethod.GET) && (live == null || "long-poll".equals(live))
+                || request.method().equals(HttpMethod.HEAD);
+        if (cold != null && !fromFile) {
             try {
                 return ColdLoad.start(cold, settings, ctx, request, path, body, offsets, live, cursor, keepAlive,
                         sourceReadable);

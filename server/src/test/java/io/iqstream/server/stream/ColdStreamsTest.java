@@ -106,26 +106,30 @@ class ColdStreamsTest {
             assertEquals(200, produce(base + "a", 2, "three,").statusCode());
             assertEquals("one,two,three,", readAll(base + "a"));
 
-            // a long-poll at the tail of a cold stream waits, and gets the next append
+            // a long-poll at the tail of a cold stream waits without loading it, and gets the next append (which
+            // loads it); a long-poll behind the tail is answered from the file, with its cursor
             awaitCold(s, 3);
             String end = send("HEAD", base + "a", null).headers().firstValue("Stream-Next-Offset").orElseThrow();
             long beforePoll = metric(s, "iqstream_durable_streams_loaded_total");
-            CompletableFuture<HttpResponse<String>> poll = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return send("GET", base + "a?offset=" + end + "&live=long-poll", null);
-                } catch (Exception e) {
-                    throw new AssertionError(e);
-                }
-            });
+            HttpResponse<String> behind = send("GET", base + "a?offset=-1&live=long-poll", null);
+            assertEquals("one,two,three,", behind.body());
+            assertTrue(behind.headers().firstValue("Stream-Cursor").isPresent(), "a long-poll's cursor");
+            CompletableFuture<HttpResponse<String>> poll = async("GET", base + "a?offset=" + end + "&live=long-poll",
+                    null, TEXT);
             Conditions.await("the long-poll waits", 30_000, () -> {
                 try {
-                    return metric(s, "iqstream_durable_streams_loaded_total") > beforePoll && !poll.isDone();
+                    return send("GET", s.base() + "/metrics", null).body()
+                            .contains("\niqstream_connections{state=\"idle_reader\"} 1\n");
                 } catch (Exception e) {
                     throw new AssertionError(e);
                 }
             });
+            assertTrue(!poll.isDone(), "it waits at the tail");
+            assertEquals(beforePoll, metric(s, "iqstream_durable_streams_loaded_total"), "waiting loads nothing");
+            assertEquals(0, metric(s, "iqstream_durable_bytes_held"), "the stream stays cold while it waits");
             assertEquals(200, produce(base + "a", 3, "four,").statusCode());
             assertEquals("four,", poll.get().body());
+            assertEquals(beforePoll + 1, metric(s, "iqstream_durable_streams_loaded_total"), "the append loaded it");
 
             // a fork of a cold source reads the source's bytes below its fork point, then its own
             awaitCold(s, 4);
