@@ -32,9 +32,12 @@ import org.junit.jupiter.api.io.TempDir;
 class ColdStreamsTest {
     private static final String TEXT = "text/plain";
 
-    private static LaunchedServer start(Path dir) throws IOException {
-        return LaunchedServer.start("--durability", "disk", "--data-dir", dir.toString(), "--auth", "none",
-                "--durable-streams-open", "true", "--cold-after", "1s");
+    /** A server on disk in {@code dir}, open, streams cold after a second idle; {@code more} flags after. */
+    private static LaunchedServer start(Path dir, String... more) throws IOException {
+        List<String> flags = new ArrayList<>(List.of("--durability", "disk", "--data-dir", dir.toString(), "--auth",
+                "none", "--durable-streams-open", "true", "--cold-after", "1s"));
+        flags.addAll(List.of(more));
+        return LaunchedServer.start(flags.toArray(new String[0]));
     }
 
     private static long metric(LaunchedServer s, String name) throws Exception {
@@ -269,8 +272,7 @@ class ColdStreamsTest {
      */
     @Test
     void aColdPageOverTheCopiesShareIs503(@TempDir Path dir) throws Exception {
-        try (LaunchedServer s = LaunchedServer.start("--durability", "disk", "--data-dir", dir.toString(), "--auth",
-                "none", "--durable-streams-open", "true", "--cold-after", "1s", "--memory-budget", "1m")) {
+        try (LaunchedServer s = start(dir, "--memory-budget", "1m")) {
             String base = s.base() + "/v1/stream/share/";
             // two messages of 200 KiB: one page (the first is below its 256 KiB), over the copies' 256 KiB
             String message = "L".repeat(200 * 1024);
@@ -296,8 +298,7 @@ class ColdStreamsTest {
      */
     @Test
     void aLoadPastTheBudgetIs503AndHoldsNothing(@TempDir Path dir) throws Exception {
-        try (LaunchedServer s = LaunchedServer.start("--durability", "disk", "--data-dir", dir.toString(), "--auth",
-                "none", "--durable-streams-open", "true", "--cold-after", "1s", "--memory-budget", "1m")) {
+        try (LaunchedServer s = start(dir, "--memory-budget", "1m")) {
             String base = s.base() + "/v1/stream/load/";
             String message = "L".repeat(200 * 1024);
             assertEquals(201, send("PUT", base + "big", null, "Content-Type", TEXT).statusCode());
@@ -335,8 +336,7 @@ class ColdStreamsTest {
      */
     @Test
     void aColdReadOfADamagedFileAnswers500(@TempDir Path dir) throws Exception {
-        try (LaunchedServer s = LaunchedServer.start("--durability", "disk", "--data-dir", dir.toString(), "--auth",
-                "none", "--durable-streams-open", "true", "--cold-after", "1s", "--workers", "1")) {
+        try (LaunchedServer s = start(dir, "--workers", "1")) {
             String base = s.base() + "/v1/stream/damage/";
             assertEquals(201, send("PUT", base + "hurt", null, "Content-Type", TEXT).statusCode());
             for (int i = 0; i < 3; i++) {
@@ -402,8 +402,7 @@ class ColdStreamsTest {
      */
     @Test
     void aBodyWaitingForAColdStreamsLoadStaysCharged(@TempDir Path dir) throws Exception {
-        try (LaunchedServer s = LaunchedServer.start("--durability", "disk", "--data-dir", dir.toString(), "--auth",
-                "none", "--durable-streams-open", "true", "--cold-after", "1s", "--workers", "1")) {
+        try (LaunchedServer s = start(dir, "--workers", "1")) {
             String blocker = s.base() + "/v1/stream/cold/blocker";
             assertEquals(201, send("PUT", blocker, "b", "Content-Type", TEXT).statusCode());
             awaitCold(s, 1);
