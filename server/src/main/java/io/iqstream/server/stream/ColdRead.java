@@ -14,7 +14,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -29,7 +28,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Where to start reading comes from the stream's {@link DurableStream#coldIndex}, built by the first such read
  * (one scan of the file, a window at a time) and kept while the stream stays cold: a read scans at most
- * {@link #INDEX_STRIDE_BYTES} of messages before its page. The file's records interleave each message with its
+ * {@link ColdIndex#STRIDE_BYTES} of messages before its page. The file's records interleave each message with its
  * producer's state, so a page is copied out of the records (into pooled buffers) rather than sent from the file
  * with {@code sendfile}: the kernel would need one region per message, and TLS none at all.
  *
@@ -40,8 +39,6 @@ import org.slf4j.LoggerFactory;
  */
 final class ColdRead implements StreamAnswer, StoreWriter.FileRead {
     private static final Logger LOG = LoggerFactory.getLogger(ColdRead.class);
-    /** Messages between two entries of a cold stream's index, at most (the most a read scans before its page). */
-    static final int INDEX_STRIDE_BYTES = 64 * 1024;
     /** The pooled buffers a page is copied into (a larger message gets one of its own size). */
     static final int CHUNK_BYTES = 64 * 1024;
 
@@ -113,43 +110,28 @@ final class ColdRead implements StreamAnswer, StoreWriter.FileRead {
         }
     }
 
-    /** Scans the whole file once: an entry at its start and after each {@link #INDEX_STRIDE_BYTES} of messages. */
+    /** Scans the whole file once for its {@link ColdIndex}. */
     private long[] index(FileChannel ch) throws IOException {
-        long[] entries = new long[8];
-        int n = 0;
+        ColdIndex.Builder index = new ColdIndex.Builder();
         long logical = 0;
-        long lastEntry = 0;
-        entries[n++] = 0;
-        entries[n++] = 0;
         RecordFile.Scanner scan = new RecordFile.Scanner(ch, 0);
         for (ByteBuffer p = scan.next(); p != null && logical < tail; p = scan.next()) {
-            long m = messageIn(p);
-            if (m < 0) {
-                continue;
-            }
-            logical += (int) m;
-            if (logical - lastEntry >= INDEX_STRIDE_BYTES && logical < tail) {
-                if (n == entries.length) {
-                    entries = Arrays.copyOf(entries, n * 2);
-                }
-                entries[n++] = logical;
-                entries[n++] = scan.position();
-                lastEntry = logical;
+            long m = StreamRecords.messageIn(p);
+            if (m >= 0) {
+                index.message(logical, scan.recordPosition());
+                logical += (int) m;
             }
         }
         if (logical < tail) {
             throw new IOException("the file holds " + logical + " bytes of messages, not the " + tail
                     + " acknowledged");
         }
-        return Arrays.copyOf(entries, n);
+        return index.build();
     }
 
     /** The page after {@link #position}: from the last index entry at or below it, up to a page's bytes. */
     private void page(FileChannel ch, long[] at) throws IOException {
-        int e = 0;
-        while (e + 2 < at.length && at[e + 2] <= position) {
-            e += 2;
-        }
+        int e = ColdIndex.entryFor(at, position);
         long logical = at[e];
         RecordFile.Scanner scan = new RecordFile.Scanner(ch, at[e + 1]);
         long bytes = 0;
@@ -157,7 +139,7 @@ final class ColdRead implements StreamAnswer, StoreWriter.FileRead {
             return;
         }
         for (ByteBuffer p = scan.next(); p != null && logical < tail; p = scan.next()) {
-            long m = messageIn(p);
+            long m = StreamRecords.messageIn(p);
             if (m < 0) {
                 continue;
             }
@@ -187,11 +169,6 @@ final class ColdRead implements StreamAnswer, StoreWriter.FileRead {
         if (json) {
             write(new byte[] {']'});
         }
-    }
-
-    /** The message of an append record ({@link StreamRecords#messageOf}); -1 for any other record or none. */
-    private static long messageIn(ByteBuffer p) {
-        return StreamRecords.kind(p) == StreamRecords.APPEND ? StreamRecords.messageOf(p) : -1;
     }
 
     private boolean write(byte[] bytes) {

@@ -63,7 +63,7 @@ public final class DurableStream {
     /**
      * Where a cold stream's messages lie in its file, for reads answered from the file ({@link ColdRead}): pairs
      * of a byte position of the stream and the file position of the record that starts there, one pair per
-     * {@link ColdRead#INDEX_STRIDE_BYTES} of messages at most. Built by recovery for a stream that starts cold, else
+     * {@link ColdIndex#STRIDE_BYTES} of messages at most. Built by recovery for a stream that starts cold, else
      * by the first such read; null until then, and again once the stream is loaded (owner).
      */
     long[] coldIndex;

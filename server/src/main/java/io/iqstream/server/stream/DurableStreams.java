@@ -563,7 +563,7 @@ public final class DurableStreams {
         if (!s.cold || s.coldIndex != null || streams.get(s.path) != s) {
             return;
         }
-        long bytes = coldIndexBytes(index);
+        long bytes = ColdIndex.bytes(index);
         if (budget.tryChargeHeap(bytes)) {
             s.coldIndex = index;
             s.heapChargedBytes += bytes;
@@ -572,16 +572,11 @@ public final class DurableStreams {
 
     private void dropColdIndex(DurableStream s) {
         if (s.coldIndex != null) {
-            long bytes = coldIndexBytes(s.coldIndex);
+            long bytes = ColdIndex.bytes(s.coldIndex);
             s.coldIndex = null;
             s.heapChargedBytes -= bytes;
             budget.releaseHeap(bytes);
         }
-    }
-
-    /** What a cold stream's index costs on the heap. */
-    static long coldIndexBytes(long[] index) {
-        return 16 + 8L * index.length;
     }
 
     private static Load failedLoad(DurableStream s, String why) {

@@ -50,10 +50,7 @@ final class StreamFileLoad implements StoreWriter.FileRead {
         try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ)) {
             RecordFile.Scanner scan = new RecordFile.Scanner(ch, 0);
             for (ByteBuffer p = scan.next(); p != null; p = scan.next()) {
-                if (StreamRecords.kind(p) != StreamRecords.APPEND) {
-                    continue;
-                }
-                long m = StreamRecords.messageOf(p);
+                long m = StreamRecords.messageIn(p);
                 if (m < 0) {
                     continue;
                 }

@@ -156,6 +156,11 @@ final class StreamRecords {
         }
     }
 
+    /** The message of any record as {@link #messageOf} gives it; -1 for a record that is no append, or has none. */
+    static long messageIn(ByteBuffer p) {
+        return kind(p) == APPEND ? messageOf(p) : -1;
+    }
+
     private static void skipString(ByteBuffer b) {
         int length = b.getInt();
         if (length < -1 || length > b.remaining()) {

@@ -11,9 +11,12 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,27 +45,12 @@ final class StreamRecovery {
 
     private StreamRecovery() {}
 
-    /** A growing array of (stream position, file position) pairs. */
-    private static final class Entries {
-        long[] array = new long[8];
-        int size;
-    }
-
-    private static Entries add(Entries e, long position, long filePosition) {
-        if (e.size + 2 > e.array.length) {
-            e.array = java.util.Arrays.copyOf(e.array, e.array.length * 2);
-        }
-        e.array[e.size++] = position;
-        e.array[e.size++] = filePosition;
-        return e;
-    }
-
     /** Recovers every stream of {@code store} into {@code streams}; returns how many. */
     static int recover(DurableStreams streams, StreamStore store, Metrics metrics, ByteBufAllocator alloc)
             throws IOException {
         long t0 = System.nanoTime();
         // which streams are forks' sources: each file's first record names its source (a window of each file)
-        java.util.Set<String> sources = new java.util.HashSet<>();
+        Set<String> sources = new HashSet<>();
         for (Path file : store.directory().streamFiles()) {
             ByteBuffer first = RecordFile.firstRecord(file);
             StreamRecords.Create c = first != null && StreamRecords.kind(first) == StreamRecords.CREATE
@@ -113,7 +101,7 @@ final class StreamRecovery {
         boolean progress = true;
         while (progress && !forks.isEmpty()) {
             progress = false;
-            for (java.util.Iterator<Loaded> it = forks.values().iterator(); it.hasNext(); ) {
+            for (Iterator<Loaded> it = forks.values().iterator(); it.hasNext(); ) {
                 Loaded l = it.next();
                 String parentPath = l.create().parentPath();
                 if (!made.containsKey(parentPath)) {
@@ -181,9 +169,7 @@ final class StreamRecovery {
         long heap = DurableStreams.bookkeepingBytes(c.path(), c.contentType(), c.expiresAt());
         long logBytes = 0;
         long held = 0;
-        // a cold stream's index, as a read of its file would build it (ColdRead): its start, then a pair per stride
-        Entries index = add(new Entries(), 0, 0);
-        long lastEntry = 0;
+        ColdIndex.Builder index = cold ? new ColdIndex.Builder() : null; // as a read of its file would build it
         if (c.createdClosed()) {
             s.close();
         }
@@ -203,10 +189,7 @@ final class StreamRecovery {
                 return null;
             }
             if (a.data() != null && cold) {
-                if (s.coldTail - lastEntry >= ColdRead.INDEX_STRIDE_BYTES) { // where later pages start reading
-                    index = add(index, s.coldTail, RecordFile.positionOf(p));
-                    lastEntry = s.coldTail;
-                }
+                index.message(s.coldTail, RecordFile.positionOf(p));
                 s.coldTail += a.data().length;
             } else if (a.data() != null) {
                 logBytes += s.log.chargeFor(a.data().length);
@@ -233,8 +216,8 @@ final class StreamRecovery {
         if (cold && !s.softDeleted) {
             s.log.retireIfUnheld();
             s.cold = true;
-            s.coldIndex = java.util.Arrays.copyOf(index.array, index.size);
-            heap += DurableStreams.coldIndexBytes(s.coldIndex);
+            s.coldIndex = index.build();
+            heap += ColdIndex.bytes(s.coldIndex);
         }
         if (!streams.chargeRecovered(s, heap, logBytes)) {
             LOG.warn("stream {}: recovered past the memory budget (what was acknowledged is loaded whatever the "
