@@ -349,7 +349,8 @@ public final class IqStreamServer implements AutoCloseable {
         }
         if (r.completed()) {
             LOG.info("warmed up in {} ms: {} requests to itself on a private port ({} runs published and read, {} "
-                    + "resumes); --warmup 0 skips this", r.elapsedMs(), r.requests(), r.runs(), r.resumes());
+                    + "resumes; and {} Durable Streams written and read in {} more); --warmup 0 skips this",
+                    r.elapsedMs(), r.requests(), r.runs(), r.resumes(), r.streams(), r.streamRequests());
         } else {
             LOG.warn("warm-up stopped after {} requests in {} ms: {}; starting anyway", r.requests(), r.elapsedMs(),
                     r.failure());

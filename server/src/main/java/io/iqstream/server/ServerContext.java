@@ -120,7 +120,8 @@ public final class ServerContext {
         return streamSettings;
     }
 
-    void durableStreams(DurableStreams streams) {
+    /** Sets the node's Durable Streams, once, before a port accepts (the start-up's, or the warm-up's own). */
+    public void durableStreams(DurableStreams streams) {
         this.durableStreams = streams;
         this.streamSettings = new StreamExchange.Settings(streams, metrics, cors, replies, config.durableStreamsOpen(),
                 config.durableStreamsLongPollMs(), config.sseLifetimeMs(), config.maxEventBytes());

@@ -95,7 +95,8 @@ public enum Flag {
             + "system's free space, less 5% of its size and at least 64 MiB)"),
     COLD_AFTER("cold-after", "5s", "with --durability disk: a durable stream idle this long (no read, write or "
             + "live reader, no fork) drops its bytes from memory, kept by its file: a catch-up or a long-poll is read "
-            + "from the file, an SSE read or a write loads them back first (0: every stream stays in memory)"),
+            + "from the file, an SSE read or a write loads them back first; a closed stream, idle a second (0: every "
+            + "stream stays in memory)"),
     LOG_LEVEL("log-level", "info", "error, warn, info or debug (refused requests are logged at debug)"),
     LOG_FORMAT("log-format", "text", "text (one line per record) or json (one JSON object a line: time, level, "
             + "message, logger, run_id, stream_path, node, trace_id, span_id; tokens redacted as in text)");

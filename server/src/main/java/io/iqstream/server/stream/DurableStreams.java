@@ -472,6 +472,16 @@ public final class DurableStreams {
         metrics.durableStreamsCold.increment();
     }
 
+    /**
+     * How long {@code s} stays idle before it goes cold: {@code --cold-after}, or for a closed stream (it takes no
+     * more appends: only readers of its history come, and they are answered from its file) one sweep, at most
+     * {@code --cold-after}. A finished answer's stream then frees its memory within a second or two of its
+     * readers' leaving, rather than holding it beside the answers still running.
+     */
+    private long coldAfterIdleMs(DurableStream s) {
+        return s.isClosed() ? Math.min(SWEEP_MS, coldAfterMs) : coldAfterMs;
+    }
+
     /** Whether idle streams go cold ({@code --cold-after} on disk): recovered ones then start cold. */
     boolean keepsColdStreams() {
         return coldAfterMs > 0;
@@ -621,7 +631,7 @@ public final class DurableStreams {
                     expired = new ArrayList<>();
                 }
                 expired.add(s);
-            } else if (coldAfterMs > 0 && now - s.lastAccessMs >= coldAfterMs) {
+            } else if (coldAfterMs > 0 && now - s.lastAccessMs >= coldAfterIdleMs(s)) {
                 goCold(s);
             }
         }

@@ -674,26 +674,34 @@ public final class StreamExchange implements StreamAnswer {
         return joined(bytes, ranges);
     }
 
-    /** The values at {@code ranges} of {@code bytes}, joined by commas, in a buffer of exactly their size. */
-    private ByteBuf joined(byte[] bytes, int[] ranges) {
+    /**
+     * The values at {@code ranges} of {@code bytes}, joined by commas, in a buffer of exactly their size: a heap
+     * array of its own (one value: {@code bytes} itself), garbage once appended, not a pooled heap buffer, whose
+     * arena would keep a chunk for a copy this short-lived.
+     */
+    private static ByteBuf joined(byte[] bytes, int[] ranges) {
+        if (ranges.length == 2) {
+            return Unpooled.wrappedBuffer(bytes, ranges[0], ranges[1] - ranges[0]);
+        }
         int size = ranges.length / 2 - 1;
         for (int i = 0; i < ranges.length; i += 2) {
             size += ranges[i + 1] - ranges[i];
         }
-        ByteBuf out = ctx.alloc().heapBuffer(Math.max(size, 1));
+        byte[] out = new byte[size];
+        int at = 0;
         for (int i = 0; i < ranges.length; i += 2) {
             if (i > 0) {
-                out.writeByte(',');
+                out[at++] = ',';
             }
-            out.writeBytes(bytes, ranges[i], ranges[i + 1] - ranges[i]);
+            int length = ranges[i + 1] - ranges[i];
+            System.arraycopy(bytes, ranges[i], out, at, length);
+            at += length;
         }
-        return out;
+        return Unpooled.wrappedBuffer(out);
     }
 
-    private ByteBuf copy(ByteBuf bytes) {
-        ByteBuf out = ctx.alloc().heapBuffer(bytes.readableBytes());
-        out.writeBytes(bytes, bytes.readerIndex(), bytes.readableBytes());
-        return out;
+    private static ByteBuf copy(ByteBuf bytes) {
+        return Unpooled.wrappedBuffer(ByteBufUtil.getBytes(bytes));
     }
 
     // ---- HEAD and DELETE ------------------------------------------------------------------------------------

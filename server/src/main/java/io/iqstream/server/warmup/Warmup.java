@@ -11,6 +11,7 @@ import io.iqstream.server.http.ConnectionSlots;
 import io.iqstream.server.http.IqStreamInitializer;
 import io.iqstream.server.metrics.Metrics;
 import io.iqstream.server.run.RunRegistry;
+import io.iqstream.server.stream.DurableStreams;
 import io.iqstream.server.worker.Worker;
 import io.iqstream.server.worker.Workers;
 import io.netty.bootstrap.ServerBootstrap;
@@ -34,10 +35,11 @@ import java.util.function.Function;
  * instead of about a tenth of one, until several thousand of them have been served (a run's per-connection code
  * runs a few times per run, so under real traffic that takes minutes). The warm-up makes those requests itself,
  * through the real pipeline on the real worker loops, with the main port's socket options, on a listener of its
- * own on a private loopback port: {@link WarmupTraffic} publishes made-up runs, follows them, resumes them and
- * checks every answer.
+ * own on a private loopback port: {@link WarmupTraffic} publishes made-up runs, follows them, resumes them, does
+ * the same with Durable Streams, and checks every answer.
  *
- * <p>Nothing of it outlives the warm-up: it has its own registries (on the same loops), its own metrics, memory
+ * <p>Nothing of it outlives the warm-up: it has its own registries and Durable Streams (on the same loops; its
+ * streams in memory only, never in the data directory), its own metrics, memory
  * budget and connection slots, and its own random HS256 key that only it knows, so no token of it is valid on the
  * server's ports; its listener is closed, and its runs dropped, before the main port accepts. It stops at its
  * request count or after {@link #TIME_LIMIT_MS}, whichever is first; a wrong answer or an I/O failure stops it too,
@@ -74,6 +76,9 @@ public final class Warmup {
             workers.add(new Worker(i++, loop, new RunRegistry(loop, config, budget, metrics, allocator)));
         }
         ServerContext context = new ServerContext(config, new Workers(workers), authorizer, metrics, budget);
+        // its streams in memory, whatever --durability says: nothing of the warm-up is written to the data directory
+        DurableStreams streams = new DurableStreams(budget, metrics, context.workers(), config.maxRunBytes(), null, 0);
+        context.durableStreams(streams);
         ConnectionSlots slots = new ConnectionSlots(1_024, metrics.connectionsOpen, metrics.connectionsRefusedMax);
         Channel listener = null;
         WarmupTraffic traffic = null;
@@ -95,13 +100,15 @@ public final class Warmup {
             for (Worker w : workers) {
                 w.loop().submit(() -> w.registry().dropAll()).sync();
             }
+            streams.dropAll(); // its connections are closed: no loop touches its streams any more
             authorizer.close();
         }
         if (failure == null) {
             failure = leftBehind(metrics, budget);
         }
         return new WarmupReport(traffic == null ? 0 : traffic.requests(), traffic == null ? 0 : traffic.runs(),
-                traffic == null ? 0 : traffic.resumes(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs),
+                traffic == null ? 0 : traffic.resumes(), traffic == null ? 0 : traffic.streams(),
+                traffic == null ? 0 : traffic.streamRequests(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs),
                 failure);
     }
 

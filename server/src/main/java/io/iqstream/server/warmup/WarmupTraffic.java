@@ -20,15 +20,22 @@ import java.util.SplittableRandom;
  * read of it {@code ?ifRunning=true} refused (409). Every other run is an AI SDK run, as
  * {@code @iqstream/resumable-stream} makes them (SSE frames with {@code x-vercel-ai-ui-message-stream: v1} and a
  * publisher lease, ended by {@code [DONE]}; its resumes {@code ?ifRunning=true}), the others AG-UI NDJSON, so that
- * an AI SDK app's first requests find their path compiled too. (It does not end the JIT's work: C2 still compiles
- * and recompiles under an app's first minute of traffic, whose shapes differ from these: about 200 compilations,
- * 80 of them C2, between 20 and 52 s after start in bench/aisdk at K = 20, with and without the AI SDK runs here,
- * issue 35.)
+ * an AI SDK app's first requests find their path compiled too. After every {@link #STREAM_EVERY_RUNS} runs, one
+ * Durable Stream is made, followed, appended, resumed, read whole and deleted ({@link #oneStream}), so that the
+ * {@code /v1/stream/} path's code is compiled and its classes loaded before the first client too. (It does not end
+ * the JIT's work: C2 still compiles and recompiles under an app's first minute of traffic, whose shapes differ from
+ * these: about 200 compilations, 80 of them C2, between 20 and 52 s after start in bench/aisdk at K = 20, with and
+ * without the AI SDK runs here.)
  * Every answer is checked (status,
  * the first replayed id, the end of each stream): a wrong one stops the warm-up with a {@link WarmupFailure}.
  */
 final class WarmupTraffic {
     static final int RESUMES_PER_RUN = 100;
+    /** A Durable Stream after every this many runs. */
+    static final int STREAM_EVERY_RUNS = 2;
+    /** Appends to each warm-up stream, the last one closing it; then this many readers resume it. */
+    static final int STREAM_APPENDS = 150;
+    static final int STREAM_RESUMES = 20;
     private static final int READ_TIMEOUT_MS = 5_000;
     private static final byte[] END_OF_CHUNKS = "\r\n0\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] SSE_DATA = "data: ".getBytes(StandardCharsets.US_ASCII);
@@ -43,6 +50,8 @@ final class WarmupTraffic {
     private int requests;
     private int runs;
     private int resumes;
+    private int streams;
+    private int streamRequests;
 
     WarmupTraffic(InetSocketAddress server, TokenMinter minter, String publisherToken, int requestLimit,
             long deadlineNs) {
@@ -58,7 +67,21 @@ final class WarmupTraffic {
         while (requests < requestLimit && System.nanoTime() - deadlineNs < 0) {
             oneRun("warmup-run-" + runs);
             runs++;
+            if (runs % STREAM_EVERY_RUNS == 0 && System.nanoTime() - deadlineNs < 0) {
+                oneStream("warmup/stream-" + streams);
+                streams++;
+            }
         }
+    }
+
+    /** Durable streams made, written, read and deleted. */
+    int streams() {
+        return streams;
+    }
+
+    /** The requests those streams took (not counted in {@link #requests()}, which bounds the runs). */
+    int streamRequests() {
+        return streamRequests;
     }
 
     int requests() {
@@ -132,6 +155,84 @@ final class WarmupTraffic {
             new Response(asked.getInputStream()).expectStatus(409, "read ?ifRunning=true of the ended run");
         }
         requests += 2;
+    }
+
+    /**
+     * One Durable Stream as the AI SDK's and TanStack AI's transports use one: a JSON stream is created, a reader
+     * follows it live over SSE from its start, a producer appends {@link #STREAM_APPENDS} messages (pipelined on one
+     * connection, {@code Producer-Id}/{@code -Epoch}/{@code -Seq} on each; the last closes the stream), readers
+     * resume it over SSE from offsets inside it, one catch-up reads it whole, and the stream is deleted.
+     */
+    private void oneStream(String path) throws IOException {
+        String token = minter.mint(List.of(path), List.of(path), Duration.ofMinutes(5));
+        String target = "/v1/stream/" + path;
+        long[] ends = new long[STREAM_APPENDS];
+        try (Socket writer = open(); Socket live = open()) {
+            OutputStream out = writer.getOutputStream();
+            write(out, "PUT " + target + " HTTP/1.1\r\nHost: warmup\r\nAuthorization: Bearer " + token
+                    + "\r\nContent-Type: application/json\r\nContent-Length: 0\r\n\r\n");
+            Response answers = new Response(writer.getInputStream());
+            answers.await("HTTP/1.1 201 ".getBytes(StandardCharsets.US_ASCII), "stream creation");
+            write(live.getOutputStream(), streamRead(target, token, -1, true));
+            Response follower = new Response(live.getInputStream());
+            follower.expectStatus(200, "live stream reader");
+            StringBuilder appends = new StringBuilder();
+            long position = 0;
+            for (int i = 0; i < STREAM_APPENDS; i++) {
+                String body = "{\"type\":\"TEXT_MESSAGE_CONTENT\",\"messageId\":\"" + path + "\",\"delta\":\""
+                        + "x".repeat(1 + random.nextInt(40)) + "\",\"n\":" + i + "}";
+                position += body.length();
+                ends[i] = position;
+                appends.append("POST ").append(target).append(" HTTP/1.1\r\nHost: warmup\r\nAuthorization: Bearer ")
+                        .append(token).append("\r\nContent-Type: application/json\r\nProducer-Id: warmup\r\n"
+                        + "Producer-Epoch: 0\r\nProducer-Seq: ").append(i).append("\r\n")
+                        .append(i == STREAM_APPENDS - 1 ? "Stream-Closed: true\r\n" : "")
+                        .append("Content-Length: ").append(body.length()).append("\r\n\r\n").append(body);
+            }
+            write(out, appends.toString());
+            for (int i = 0; i < STREAM_APPENDS; i++) {
+                answers.await("HTTP/1.1 200 ".getBytes(StandardCharsets.US_ASCII), "append " + i);
+            }
+            follower.await(("{\"streamNextOffset\":\"" + offset(position) + "\",\"streamClosed\":true}")
+                    .getBytes(StandardCharsets.US_ASCII), "live stream reader at the stream's close");
+            follower.await(END_OF_CHUNKS, "live stream reader at the stream's close");
+        }
+        streamRequests += 2 + STREAM_APPENDS;
+        for (int i = 0; i < STREAM_RESUMES; i++) {
+            long from = ends[random.nextInt(STREAM_APPENDS - 1)];
+            try (Socket s = open()) {
+                write(s.getOutputStream(), streamRead(target, token, from, true));
+                Response r = new Response(s.getInputStream());
+                r.expectStatus(200, "stream resume");
+                r.await("\"streamClosed\":true}".getBytes(StandardCharsets.US_ASCII), "stream resume");
+            }
+        }
+        try (Socket s = open()) {
+            write(s.getOutputStream(), streamRead(target, token, -1, false));
+            Response whole = new Response(s.getInputStream());
+            whole.expectStatus(200, "stream catch-up");
+            whole.await(("\"n\":" + (STREAM_APPENDS - 1) + "}]").getBytes(StandardCharsets.US_ASCII),
+                    "stream catch-up");
+        }
+        try (Socket s = open()) {
+            write(s.getOutputStream(), "DELETE " + target + " HTTP/1.1\r\nHost: warmup\r\nAuthorization: Bearer "
+                    + token + "\r\nConnection: close\r\n\r\n");
+            new Response(s.getInputStream()).expectStatus(204, "stream deletion");
+        }
+        streamRequests += STREAM_RESUMES + 2;
+    }
+
+    /** A read of a stream after byte {@code from} (-1: its start), live over SSE or a catch-up. */
+    private static String streamRead(String target, String token, long from, boolean sse) {
+        return "GET " + target + "?offset=" + (from < 0 ? "-1" : offset(from)) + (sse ? "&live=sse" : "")
+                + " HTTP/1.1\r\nHost: warmup\r\nAuthorization: Bearer " + token + "\r\n"
+                + (sse ? "Accept: text/event-stream\r\n" : "") + "Connection: close\r\n\r\n";
+    }
+
+    /** The protocol's offset for byte position {@code position}, as the server writes it. */
+    private static String offset(long position) {
+        String digits = Long.toString(position);
+        return "0000000000000000_" + "0".repeat(16 - digits.length()) + digits;
     }
 
     /** One reconnect after {@code lastEventId}: its first replayed event must be the next one. */

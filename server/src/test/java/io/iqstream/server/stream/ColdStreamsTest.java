@@ -393,6 +393,37 @@ class ColdStreamsTest {
     }
 
     /**
+     * A closed stream takes no more appends: once nothing has read it for a second it goes cold, however long
+     * {@code --cold-after} is, and its catch-up is read from its file; an open stream idle as long stays in memory.
+     */
+    @Test
+    void aClosedStreamGoesColdOnceItsReadersLeave(@TempDir Path dir) throws Exception {
+        try (LaunchedServer s = LaunchedServer.start("--durability", "disk", "--data-dir", dir.toString(), "--auth",
+                "none", "--durable-streams-open", "true", "--cold-after", "1h")) {
+            String base = s.base() + "/v1/stream/ended/";
+            assertEquals(201, send("PUT", base + "open", "still;", "Content-Type", TEXT).statusCode());
+            assertEquals(201, send("PUT", base + "done", "answer;", "Content-Type", TEXT).statusCode());
+            assertEquals(204, send("POST", base + "done", "", "Content-Type", TEXT, "Stream-Closed", "true")
+                    .statusCode());
+            Conditions.await("the closed stream cold", 30_000, () -> {
+                try {
+                    return metric(s, "iqstream_durable_streams_cold_total") == 1;
+                } catch (Exception e) {
+                    throw new AssertionError(e);
+                }
+            });
+            // the open stream's bytes are all memory holds
+            assertEquals("still;".length(), metric(s, "iqstream_durable_bytes_held"));
+            HttpResponse<String> page = send("GET", base + "done?offset=-1", null);
+            assertEquals(200, page.statusCode());
+            assertEquals("answer;", page.body());
+            assertEquals("true", page.headers().firstValue("Stream-Closed").orElse(null));
+            assertEquals(1, metric(s, "iqstream_durable_cold_reads_total"), "read from its file");
+            assertEquals(0, metric(s, "iqstream_durable_streams_loaded_total"), "not loaded");
+        }
+    }
+
+    /**
      * A request on a cold stream holds its body while the stream's file is read, and the body stays charged to the
      * budget until the request is served: a client cannot make the server hold bodies it does not count by sending
      * them to cold streams. The load is held back on a real file system: one worker, so one storage thread, kept

@@ -36,6 +36,10 @@ class WarmupTest {
             // ?ifRunning=true (every other run an AI SDK run)
             assertEquals(r.runs() * 5 + r.resumes(), r.requests(), r.toString());
             assertTrue(r.runs() >= 4 && r.resumes() >= 400, r.toString());
+            // a Durable Stream after every other run: made, followed, appended, resumed, read whole, deleted
+            assertEquals(r.runs() / WarmupTraffic.STREAM_EVERY_RUNS, r.streams(), r.toString());
+            assertEquals(r.streams() * (WarmupTraffic.STREAM_APPENDS + WarmupTraffic.STREAM_RESUMES + 4),
+                    r.streamRequests(), r.toString());
         }
     }
 
@@ -55,6 +59,15 @@ class WarmupTest {
                     server.base() + "/v1/runs/warmup-run-0/events?access_token=" + Tokens.subscriber("*")))
                     .build(), HttpResponse.BodyHandlers.ofString());
             assertTrue(gone.statusCode() == 404 || gone.statusCode() == 204, gone.statusCode() + " " + gone.body());
+            // so were its streams, and its budget: nothing of them is held, or known on the server's port
+            assertTrue(server.server().warmup().streams() > 0, server.server().warmup().toString());
+            assertEquals(0, gauge(metrics, "iqstream_durable_streams_active"));
+            assertEquals(0, gauge(metrics, "iqstream_durable_appends_total"));
+            assertEquals(0, gauge(metrics, "iqstream_durable_bytes_held"));
+            HttpResponse<String> noStream = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+                    server.base() + "/v1/stream/warmup/stream-0?offset=-1")).header("Authorization", "Bearer "
+                    + Tokens.subscriber("*")).build(), HttpResponse.BodyHandlers.ofString());
+            assertEquals(404, noStream.statusCode(), noStream.body());
         }
     }
 
