@@ -86,6 +86,20 @@ public final class StoreWriter implements AutoCloseable {
         }
     }
 
+    /**
+     * A file kept open, with its size: the next record's offset, known without asking the kernel (one {@code fstat}
+     * a record less); read once when the file is opened, moved by this writer's writes and cut-backs only.
+     */
+    private static final class OpenFile {
+        final FileChannel ch;
+        long size;
+
+        OpenFile(FileChannel ch) throws IOException {
+            this.ch = ch;
+            this.size = ch.size();
+        }
+    }
+
     private record Task(Path file, byte[] frame, boolean remove, Outcome outcome, FileRead read) {
         Task(Path file, byte[] frame, boolean remove, Outcome outcome) {
             this(file, frame, remove, outcome, null);
@@ -101,7 +115,7 @@ public final class StoreWriter implements AutoCloseable {
     private final AtomicLong usedBytes;
     private final Thread thread;
     private volatile boolean running = true;
-    private final Map<Path, FileChannel> open = new LinkedHashMap<>(16, 0.75f, true);
+    private final Map<Path, OpenFile> open = new LinkedHashMap<>(16, 0.75f, true);
     private final Set<Path> broken = new HashSet<>();
     /** {@code --fsync batch}: one flush of this per batch; the files at a checkpoint. Null otherwise. */
     private final Journal journal;
@@ -242,7 +256,8 @@ public final class StoreWriter implements AutoCloseable {
         List<FileChannel> opened = new ArrayList<>();
         try {
             for (Path p : writtenSinceCheckpoint) {
-                FileChannel ch = open.get(p);
+                OpenFile kept = open.get(p);
+                FileChannel ch = kept == null ? null : kept.ch;
                 if (ch == null && Files.exists(p)) {
                     ch = FileChannel.open(p, StandardOpenOption.WRITE);
                     opened.add(ch);
@@ -287,8 +302,8 @@ public final class StoreWriter implements AutoCloseable {
                 continue;
             }
             if (t.remove()) {
-                FileChannel ch = open.remove(t.file());
-                closeQuietly(ch);
+                OpenFile kept = open.remove(t.file());
+                closeQuietly(kept == null ? null : kept.ch);
                 dirty.remove(t.file());
                 broken.remove(t.file());
                 try {
@@ -313,17 +328,19 @@ public final class StoreWriter implements AutoCloseable {
             }
             try {
                 boolean isNew = !open.containsKey(t.file()) && !Files.exists(t.file());
-                FileChannel ch = channel(t.file());
+                OpenFile file = channel(t.file());
+                FileChannel ch = file.ch;
                 if (isNew) {
                     created.add(t.file());
                 }
-                long before = ch.size();
+                long before = file.size;
                 try {
                     ByteBuffer b = ByteBuffer.wrap(t.frame());
                     long at = before;
                     while (b.hasRemaining()) {
                         at += ch.write(b, at);
                     }
+                    file.size = at;
                     usedBytes.addAndGet(t.frame().length);
                     if (fsync == FsyncPolicy.ALWAYS) {
                         ch.force(false);
@@ -332,7 +349,7 @@ public final class StoreWriter implements AutoCloseable {
                         journal.written(t.file(), before, t.frame());
                     }
                 } catch (IOException e) {
-                    fail(t.file(), ch, before);
+                    fail(t.file(), file, before);
                     throw e;
                 }
                 dirty.put(t.file(), ch);
@@ -440,30 +457,37 @@ public final class StoreWriter implements AutoCloseable {
             });
 
     /** A write failed: the file is cut back to {@code size} and refused from now on. */
-    private void fail(Path file, FileChannel ch, long size) {
+    private void fail(Path file, OpenFile open, long size) {
         broken.add(file);
+        open.size = size;
         try {
-            ch.truncate(size);
+            open.ch.truncate(size);
         } catch (IOException e) {
             LOG.warn("cutting {} back after a failed write failed: {}", file.getFileName(), e.toString());
         }
     }
 
-    private FileChannel channel(Path file) throws IOException {
-        FileChannel ch = open.get(file);
-        if (ch != null) {
-            return ch;
+    private OpenFile channel(Path file) throws IOException {
+        OpenFile kept = open.get(file);
+        if (kept != null) {
+            return kept;
         }
-        ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        open.put(file, ch);
+        FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        try {
+            kept = new OpenFile(ch);
+        } catch (IOException e) {
+            closeQuietly(ch);
+            throw e;
+        }
+        open.put(file, kept);
         if (open.size() > maxOpenFiles) {
             var eldest = open.entrySet().iterator().next();
-            if (eldest.getValue() != ch) {
-                closeQuietly(eldest.getValue());
+            if (eldest.getValue() != kept) {
+                closeQuietly(eldest.getValue().ch);
                 open.remove(eldest.getKey());
             }
         }
-        return ch;
+        return kept;
     }
 
     private static void closeQuietly(FileChannel ch) {
@@ -477,8 +501,8 @@ public final class StoreWriter implements AutoCloseable {
     }
 
     private void closeAll() {
-        for (FileChannel ch : open.values()) {
-            closeQuietly(ch);
+        for (OpenFile f : open.values()) {
+            closeQuietly(f.ch);
         }
         open.clear();
     }
