@@ -124,6 +124,10 @@ public final class IqStreamServer implements AutoCloseable {
         if (store != null) {
             metrics.diskUsedBytes = store::usedBytes;
             metrics.diskBudgetBytes = store::budgetBytes;
+            metrics.diskBatches = store::batches;
+            metrics.diskRecords = store::records;
+            metrics.diskFlushNanos = store::flushNanos;
+            metrics.diskQueuedBytes = store::queuedBytes;
             try {
                 long runsT0 = System.nanoTime();
                 for (int i = 0; i < context.workers().size(); i++) {

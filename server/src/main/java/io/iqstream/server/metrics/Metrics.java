@@ -52,6 +52,10 @@ public final class Metrics {
     /** The storage layer's figures, set once at start under --durability disk. */
     public volatile java.util.function.LongSupplier diskUsedBytes = () -> 0;
     public volatile java.util.function.LongSupplier diskBudgetBytes = () -> 0;
+    public volatile java.util.function.LongSupplier diskBatches = () -> 0;
+    public volatile java.util.function.LongSupplier diskRecords = () -> 0;
+    public volatile java.util.function.LongSupplier diskFlushNanos = () -> 0;
+    public volatile java.util.function.LongSupplier diskQueuedBytes = () -> 0;
     /** How long the last start's recovery of the data directory took, in milliseconds. */
     public volatile long durableRecoveryMs;
     /** Connections held on the main port (the admin port's are not counted). */
@@ -176,6 +180,16 @@ public final class Metrics {
                 + " --durability memory).", diskUsedBytes.getAsLong());
         gauge(sb, "iqstream_disk_budget_bytes", "What durable streams' files may take (--disk-budget; 0 under"
                 + " --durability memory).", diskBudgetBytes.getAsLong());
+        counter(sb, "iqstream_disk_batches_total", "Batches the storage threads wrote, each acknowledged by one flush"
+                + " (--fsync batch: of the journal; always: of each record; never: none).", diskBatches.getAsLong());
+        counter(sb, "iqstream_disk_records_total", "Records the storage threads wrote (appends, closures, deletions,"
+                + " ended runs).", diskRecords.getAsLong());
+        sb.append("# HELP iqstream_disk_flush_seconds_total Time the storage threads spent flushing batches to the disk"
+                + " (fdatasync): with iqstream_disk_batches_total, the mean wait an append's answer has on the disk.\n"
+                + "# TYPE iqstream_disk_flush_seconds_total counter\niqstream_disk_flush_seconds_total ")
+                .append(diskFlushNanos.getAsLong() / 1e9).append('\n');
+        gauge(sb, "iqstream_disk_queued_bytes", "Records queued for the storage threads and not yet written (past 64 MiB"
+                + " a worker's writes are refused with 503).", diskQueuedBytes.getAsLong());
         counter(sb, "iqstream_durable_storage_failures_total", "Durable streams whose file refused a write (each then"
                 + " takes no write until a restart).", durableStorageFailures.sum());
         gauge(sb, "iqstream_durable_streams_recovered", "Durable streams recovered from the data directory at start.",

@@ -111,6 +111,10 @@ public final class StoreWriter implements AutoCloseable {
     private final Executor owner;
     private final LinkedBlockingQueue<Task> queue = new LinkedBlockingQueue<>();
     private final AtomicLong queuedBytes = new AtomicLong();
+    // what this writer did, for /metrics: written by its thread only, read by any
+    private volatile long batches;
+    private volatile long records;
+    private volatile long flushNanos;
     /** Bytes of every stream file of the node (shared by its writers). */
     private final AtomicLong usedBytes;
     private final Thread thread;
@@ -206,6 +210,21 @@ public final class StoreWriter implements AutoCloseable {
     /** Bytes queued and not yet written. */
     public long queuedBytes() {
         return queuedBytes.get();
+    }
+
+    /** Batches written: each took one flush of the journal ({@code --fsync batch}) or of each file it touched. */
+    public long batches() {
+        return batches;
+    }
+
+    /** Records written to the files (each acknowledged once its batch is flushed). */
+    public long records() {
+        return records;
+    }
+
+    /** Time spent in the flushes of batches ({@code fdatasync}; the checkpoints' are not counted), nanoseconds. */
+    public long flushNanos() {
+        return flushNanos;
     }
 
     private void run() {
@@ -341,9 +360,12 @@ public final class StoreWriter implements AutoCloseable {
                         at += ch.write(b, at);
                     }
                     file.size = at;
+                    records = records + 1;
                     usedBytes.addAndGet(t.frame().length);
                     if (fsync == FsyncPolicy.ALWAYS) {
+                        long f0 = System.nanoTime();
                         ch.force(false);
+                        flushNanos = flushNanos + (System.nanoTime() - f0);
                     }
                     if (journal != null) {
                         journal.written(t.file(), before, t.frame());
@@ -361,7 +383,9 @@ public final class StoreWriter implements AutoCloseable {
         if (journal != null) {
             // one flush for the whole batch: the journal holds every record of it, with where it went
             try {
+                long f0 = System.nanoTime();
                 journal.force();
+                flushNanos = flushNanos + (System.nanoTime() - f0);
                 writtenSinceCheckpoint.addAll(dirty.keySet());
                 entriesSinceCheckpoint.addAll(created);
             } catch (IOException e) {
@@ -380,6 +404,9 @@ public final class StoreWriter implements AutoCloseable {
             } catch (IOException e) {
                 LOG.warn("flushing the data directory's entries failed: {}", e.toString());
             }
+        }
+        if (!dirty.isEmpty()) {
+            batches = batches + 1;
         }
         List<Task> done = List.copyOf(batch);
         try {

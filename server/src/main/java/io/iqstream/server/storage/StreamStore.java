@@ -83,6 +83,26 @@ public final class StreamStore implements AutoCloseable {
         return budgetBytes;
     }
 
+    /** Batches written by every writer ({@link StoreWriter#batches}). */
+    public long batches() {
+        return writers.values().stream().mapToLong(StoreWriter::batches).sum();
+    }
+
+    /** Records written by every writer. */
+    public long records() {
+        return writers.values().stream().mapToLong(StoreWriter::records).sum();
+    }
+
+    /** Time every writer spent flushing its batches, nanoseconds. */
+    public long flushNanos() {
+        return writers.values().stream().mapToLong(StoreWriter::flushNanos).sum();
+    }
+
+    /** Bytes queued for every writer and not yet written. */
+    public long queuedBytes() {
+        return writers.values().stream().mapToLong(StoreWriter::queuedBytes).sum();
+    }
+
     /** Whether the stream files have reached the disk budget: new streams and appends are refused (507). */
     public boolean isFull() {
         return usedBytes.get() >= budgetBytes;

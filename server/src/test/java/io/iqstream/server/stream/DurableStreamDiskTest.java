@@ -467,4 +467,32 @@ class DurableStreamDiskTest {
             assertEquals(expected.toString(), readAll(server.base() + path), "stored once each, in order");
         }
     }
+
+    /**
+     * The storage threads count what they do on {@code /metrics}: every record written (the creation and each
+     * append), the batches that carried them (at least one, at most one per record) and the time their flushes
+     * took; nothing stays queued once every append is answered. Under {@code --fsync never} nothing is flushed.
+     */
+    @Test
+    void theStorageThreadsCountTheirRecordsBatchesAndFlushes(@TempDir Path dir) throws Exception {
+        for (String fsync : List.of("batch", "never")) {
+            try (LaunchedServer s = start(dir.resolve(fsync), "--fsync", fsync)) {
+                String url = s.base() + "/v1/stream/counted/" + fsync;
+                assertEquals(201, send("PUT", url, null, "Content-Type", TEXT).statusCode());
+                for (int i = 0; i < 20; i++) {
+                    assertEquals(204, send("POST", url, "m" + i + ";", "Content-Type", TEXT).statusCode());
+                }
+                long records = MetricValues.of(s.base(), "iqstream_disk_records_total");
+                long batches = MetricValues.of(s.base(), "iqstream_disk_batches_total");
+                assertTrue(records >= 21, fsync + ": records " + records);
+                assertTrue(batches >= 1 && batches <= records, fsync + ": batches " + batches + " of " + records);
+                assertEquals(0, MetricValues.of(s.base(), "iqstream_disk_queued_bytes"), fsync);
+                Matcher flushed = Pattern.compile("(?m)^iqstream_disk_flush_seconds_total (\\S+)$")
+                        .matcher(send("GET", s.base() + "/metrics", null).body());
+                assertTrue(flushed.find(), "no iqstream_disk_flush_seconds_total");
+                double seconds = Double.parseDouble(flushed.group(1));
+                assertTrue(fsync.equals("never") ? seconds == 0 : seconds > 0, fsync + ": flushed " + seconds + " s");
+            }
+        }
+    }
 }
