@@ -20,13 +20,7 @@ import subprocess
 import tempfile
 import time
 
-
-def java():
-    if os.environ.get("IQSTREAM_JAVA"):
-        return os.environ["IQSTREAM_JAVA"]
-    if os.environ.get("JAVA_HOME"):
-        return os.path.join(os.environ["JAVA_HOME"], "bin", "java")
-    return "java"
+from iqstream_java import java
 
 
 def measure(jar, port):

@@ -19,6 +19,8 @@ import sys
 import tempfile
 import time
 
+from iqstream_java import java
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
@@ -28,14 +30,6 @@ def size(text):
     if not m:
         raise argparse.ArgumentTypeError("a size such as 16k, 1g: " + text)
     return int(m.group(1)) * UNITS[m.group(2)]
-
-
-def java():
-    if os.environ.get("IQSTREAM_JAVA"):
-        return os.environ["IQSTREAM_JAVA"]
-    if os.environ.get("JAVA_HOME"):
-        return os.path.join(os.environ["JAVA_HOME"], "bin", "java")
-    return "java"
 
 
 def free_port():

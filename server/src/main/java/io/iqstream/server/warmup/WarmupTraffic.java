@@ -1,6 +1,7 @@
 package io.iqstream.server.warmup;
 
 import io.iqstream.server.auth.TokenMinter;
+import io.iqstream.server.stream.DurableStreamProtocol;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -193,8 +194,9 @@ final class WarmupTraffic {
             for (int i = 0; i < STREAM_APPENDS; i++) {
                 answers.await("HTTP/1.1 200 ".getBytes(StandardCharsets.US_ASCII), "append " + i);
             }
-            follower.await(("{\"streamNextOffset\":\"" + offset(position) + "\",\"streamClosed\":true}")
-                    .getBytes(StandardCharsets.US_ASCII), "live stream reader at the stream's close");
+            follower.await(("{\"streamNextOffset\":\"" + DurableStreamProtocol.offset(position)
+                    + "\",\"streamClosed\":true}").getBytes(StandardCharsets.US_ASCII),
+                    "live stream reader at the stream's close");
             follower.await(END_OF_CHUNKS, "live stream reader at the stream's close");
         }
         streamRequests += 2 + STREAM_APPENDS;
@@ -224,15 +226,10 @@ final class WarmupTraffic {
 
     /** A read of a stream after byte {@code from} (-1: its start), live over SSE or a catch-up. */
     private static String streamRead(String target, String token, long from, boolean sse) {
-        return "GET " + target + "?offset=" + (from < 0 ? "-1" : offset(from)) + (sse ? "&live=sse" : "")
+        return "GET " + target + "?offset=" + (from < 0 ? "-1" : DurableStreamProtocol.offset(from))
+                + (sse ? "&live=sse" : "")
                 + " HTTP/1.1\r\nHost: warmup\r\nAuthorization: Bearer " + token + "\r\n"
                 + (sse ? "Accept: text/event-stream\r\n" : "") + "Connection: close\r\n\r\n";
-    }
-
-    /** The protocol's offset for byte position {@code position}, as the server writes it. */
-    private static String offset(long position) {
-        String digits = Long.toString(position);
-        return "0000000000000000_" + "0".repeat(16 - digits.length()) + digits;
     }
 
     /** One reconnect after {@code lastEventId}: its first replayed event must be the next one. */
